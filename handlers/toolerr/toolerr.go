@@ -92,6 +92,26 @@ func (c Code) HTTPStatus() int {
 	}
 }
 
+// RPCCode is the JSON-RPC error code of a refusal answered as a JSON-RPC
+// error (middleware refusals of a peeked call). Tool failures are results,
+// not JSON-RPC errors, and do not use it.
+func (c Code) RPCCode() int {
+	switch c {
+	case InvalidArguments:
+		return -32602 // invalid params
+	case Unauthenticated:
+		return -32001
+	case InsufficientScope, OriginForbidden:
+		return -32003
+	case BodyTooLarge:
+		return -32013
+	case RateLimited:
+		return -32029
+	default:
+		return -32603 // internal error
+	}
+}
+
 // Error is a refusal with a stable code. Details are extra members of the
 // error object (for example native_status or retry_after_seconds); they must
 // never hold upstream bodies, header values or credentials.

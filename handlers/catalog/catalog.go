@@ -1,0 +1,135 @@
+// Package catalog turns a list of tools into MCP servers and a Streamable
+// HTTP handler. It owns the result wire format every tool shares: one text
+// content block holding the JSON result (no structured duplicate, so the
+// page budget of seed 000 is not halved), and tool failures as results with
+// isError and {"error":{"code","message",…}}.
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-gateway/agent-gateway/handlers/args"
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/middleware"
+)
+
+// Tool is one MCP tool: its contract (name, schema, policy) and its handler.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	// Schema is the input JSON Schema (see args.Schema).
+	Schema     map[string]any
+	Policy     middleware.ToolPolicy
+	ReadOnly   bool
+	Idempotent bool
+	OpenWorld  bool
+	Handle     func(ctx context.Context, raw json.RawMessage) (any, error)
+}
+
+// Typed builds a Tool's schema and handler from a typed function: the
+// arguments are decoded strictly by args.Decode before f runs, so f only
+// ever sees valid input and a refusal never reaches an upstream.
+func Typed[In any](t Tool, f func(ctx context.Context, in In) (any, error)) Tool {
+	t.Schema = args.Schema[In]()
+	t.Handle = func(ctx context.Context, raw json.RawMessage) (any, error) {
+		in, err := args.Decode[In](raw)
+		if err != nil {
+			return nil, err
+		}
+		return f(ctx, in)
+	}
+	return t
+}
+
+// Catalog is a named, ordered set of tools served at one MCP endpoint.
+type Catalog struct {
+	Name         string
+	Version      string
+	Instructions string
+	tools        []Tool
+}
+
+// New returns a catalog. Duplicate tool names are a wiring mistake and panic.
+func New(name, version, instructions string, tools ...Tool) *Catalog {
+	seen := map[string]bool{}
+	for _, t := range tools {
+		if seen[t.Name] {
+			panic("catalog: duplicate tool " + t.Name)
+		}
+		seen[t.Name] = true
+	}
+	return &Catalog{Name: name, Version: version, Instructions: instructions, tools: tools}
+}
+
+// Tools returns the tools in catalog order.
+func (c *Catalog) Tools() []Tool { return slices.Clone(c.tools) }
+
+// ToolPolicy implements middleware.Policies.
+func (c *Catalog) ToolPolicy(name string) (middleware.ToolPolicy, bool) {
+	for _, t := range c.tools {
+		if t.Name == name {
+			return t.Policy, true
+		}
+	}
+	return middleware.ToolPolicy{}, false
+}
+
+// Has reports whether name is a tool of the catalog.
+func (c *Catalog) Has(name string) bool { _, ok := c.ToolPolicy(name); return ok }
+
+// Server builds an MCP server holding the tools include accepts.
+func (c *Catalog) Server(include func(Tool) bool, log *slog.Logger) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: c.Name, Version: c.Version},
+		&mcp.ServerOptions{Instructions: c.Instructions, Logger: quiet(log)})
+	for _, t := range c.tools {
+		if include != nil && !include(t) {
+			continue
+		}
+		s.AddTool(&mcp.Tool{
+			Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema,
+			Annotations: &mcp.ToolAnnotations{
+				Title: t.Title, ReadOnlyHint: t.ReadOnly, IdempotentHint: t.Idempotent,
+				DestructiveHint: ptr(false), OpenWorldHint: ptr(t.OpenWorld),
+			},
+		}, c.handler(t))
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// handler adapts a Tool to the SDK: it runs the tool, records the outcome
+// for logs and metrics, and renders the one-text-block result.
+func (c *Catalog) handler(t Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		rec := middleware.RecordFromContext(ctx)
+		out, err := t.Handle(ctx, req.Params.Arguments)
+		if err != nil {
+			te := toolerr.As(err)
+			rec.SetOutcome(string(te.Code))
+			return ErrorResult(te), nil
+		}
+		text, err := EncodeJSON(out)
+		if err != nil {
+			rec.SetOutcome(string(toolerr.Internal))
+			return ErrorResult(toolerr.Wrap(err, toolerr.Internal, "result could not be encoded")), nil
+		}
+		rec.SetOutcome("ok")
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
+	}
+}
+
+// ErrorResult renders a refusal as an isError tool result.
+func ErrorResult(e *toolerr.Error) *mcp.CallToolResult {
+	text, err := EncodeJSON(e.Body())
+	if err != nil {
+		text = []byte(`{"error":{"code":"internal_error","message":"internal error"}}`)
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+}

@@ -1,0 +1,105 @@
+// Package forgejotools is the Forgejo catalog served at /mcp/forgejo: the
+// four anonymous public reads (this file) and the authenticated PR diff and
+// agent work-grant tools (sibling files).
+package forgejotools
+
+import (
+	"context"
+
+	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
+)
+
+type searchArgs struct {
+	Q    string `json:"q" arg:"required" maxlen:"255" desc:"Search keyword matched against repository names (may be empty to list all public repositories)."`
+	Page *int64 `json:"page" min:"1" desc:"Page number, 1-based; 30 results per page."`
+}
+
+// Owner and repository names use Forgejo's character set; "." and "..",
+// which the pattern admits, are refused when the request path is built.
+type repoArgs struct {
+	Owner string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner (user or organization name)."`
+	Repo  string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
+}
+
+type listPullsArgs struct {
+	Owner string  `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
+	Repo  string  `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
+	State *string `json:"state" enum:"open,closed,all" desc:"Filter by state; Forgejo's default is open."`
+	Page  *int64  `json:"page" min:"1" desc:"Page number, 1-based; 30 pull requests per page."`
+}
+
+type pullArgs struct {
+	Owner string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
+	Repo  string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
+	Index int64  `json:"index" arg:"required" min:"1" desc:"Pull request index (the number shown in the forge)."`
+}
+
+// anonymousPolicy: public reads, no credential, read budget.
+var anonymousPolicy = middleware.ToolPolicy{Anonymous: true}
+
+// AnonymousTools returns the four public read tools. They never send a
+// credential upstream, even when the caller has one: the client methods
+// they call take none. A nil client (no forgejo.origin configured) makes
+// every call answer upstream_unconfigured.
+func AnonymousTools(c *forgejo.Client) []catalog.Tool {
+	return []catalog.Tool{
+		catalog.Typed(catalog.Tool{
+			Name: "search_repositories", Title: "Search repositories",
+			Description: "Search the forge's public repositories by keyword. Returns a page of repositories with next_page/has_more.",
+			Policy:      anonymousPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+		}, func(ctx context.Context, in searchArgs) (any, error) {
+			if c == nil {
+				return nil, unconfigured()
+			}
+			return c.SearchRepositories(ctx, in.Q, pageOf(in.Page))
+		}),
+		catalog.Typed(catalog.Tool{
+			Name: "get_repository", Title: "Get repository",
+			Description: "Get one public repository by owner and name.",
+			Policy:      anonymousPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+		}, func(ctx context.Context, in repoArgs) (any, error) {
+			if c == nil {
+				return nil, unconfigured()
+			}
+			return c.GetRepository(ctx, in.Owner, in.Repo)
+		}),
+		catalog.Typed(catalog.Tool{
+			Name: "list_pull_requests", Title: "List pull requests",
+			Description: "List a public repository's pull requests, 30 per page, optionally filtered by state (open, closed, all).",
+			Policy:      anonymousPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+		}, func(ctx context.Context, in listPullsArgs) (any, error) {
+			if c == nil {
+				return nil, unconfigured()
+			}
+			state := ""
+			if in.State != nil {
+				state = *in.State
+			}
+			return c.ListPullRequests(ctx, in.Owner, in.Repo, state, pageOf(in.Page))
+		}),
+		catalog.Typed(catalog.Tool{
+			Name: "get_pull_request", Title: "Get pull request",
+			Description: "Get one pull request of a public repository: title, body, state, head/base refs and SHAs, merge base, timestamps.",
+			Policy:      anonymousPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+		}, func(ctx context.Context, in pullArgs) (any, error) {
+			if c == nil {
+				return nil, unconfigured()
+			}
+			return c.GetPullRequest(ctx, in.Owner, in.Repo, in.Index)
+		}),
+	}
+}
+
+func pageOf(p *int64) int64 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
+
+func unconfigured() error {
+	return toolerr.New(toolerr.UpstreamUnconfigured, "no Forgejo origin is configured on this gateway (forgejo.origin)")
+}

@@ -1,0 +1,93 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+)
+
+// Authenticator turns a bearer into a Principal. It returns ErrInvalidToken
+// for an unknown, expired or revoked token.
+type Authenticator interface {
+	Authenticate(ctx context.Context, bearer string) (*Principal, error)
+}
+
+// AuthenticatorFunc adapts a function to Authenticator.
+type AuthenticatorFunc func(ctx context.Context, bearer string) (*Principal, error)
+
+// Authenticate calls f.
+func (f AuthenticatorFunc) Authenticate(ctx context.Context, bearer string) (*Principal, error) {
+	return f(ctx, bearer)
+}
+
+// ErrInvalidToken is what an Authenticator returns for a token it refuses.
+var ErrInvalidToken = errors.New("invalid token")
+
+// AuthOptions configure Authenticate for one endpoint.
+type AuthOptions struct {
+	// Required: a request without a bearer is refused (documents endpoint).
+	// Otherwise it proceeds anonymously (Forgejo endpoint).
+	Required bool
+	// ResourceMetadataURL is the endpoint's RFC 9728 metadata URL, sent in
+	// WWW-Authenticate so MCP clients can discover how to authenticate.
+	ResourceMetadataURL string
+}
+
+// Authenticate resolves the caller. A token is only accepted in the
+// Authorization header as "Bearer <token>": a token in the query string
+// (access_token) is refused outright, because URLs end up in logs and
+// browser history.
+func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Query().Has("access_token") {
+				Challenge(w, r, opts.ResourceMetadataURL, "invalid_request", "tokens are accepted only in the Authorization header")
+				return
+			}
+			values := r.Header.Values("Authorization")
+			if len(values) == 0 {
+				if opts.Required {
+					Challenge(w, r, opts.ResourceMetadataURL, "", "authentication required")
+					return
+				}
+				next.ServeHTTP(w, r)
+				return
+			}
+			scheme, token, ok := strings.Cut(values[0], " ")
+			token = strings.TrimSpace(token)
+			if len(values) > 1 || !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+				Challenge(w, r, opts.ResourceMetadataURL, "invalid_request", "expected one Authorization: Bearer <token> header")
+				return
+			}
+			p, err := a.Authenticate(r.Context(), token)
+			if err != nil || p == nil {
+				Challenge(w, r, opts.ResourceMetadataURL, "invalid_token", "the bearer token is not valid")
+				return
+			}
+			RecordFromContext(r.Context()).SetCaller(p.Key)
+			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		})
+	}
+}
+
+// Challenge answers 401 with a WWW-Authenticate header naming the
+// endpoint's resource metadata (RFC 9728 §5.1) and, when given, an RFC 6750
+// error code.
+func Challenge(w http.ResponseWriter, r *http.Request, resourceMetadataURL, errCode, message string) {
+	params := []string{}
+	if errCode != "" {
+		params = append(params, `error="`+errCode+`"`)
+	}
+	if resourceMetadataURL != "" {
+		params = append(params, `resource_metadata="`+resourceMetadataURL+`"`)
+	}
+	h := "Bearer"
+	if len(params) > 0 {
+		h += " " + strings.Join(params, ", ")
+	}
+	w.Header().Set("WWW-Authenticate", h)
+	Refuse(w, r, toolerr.New(toolerr.Unauthenticated, "%s", message))
+}

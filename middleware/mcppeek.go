@@ -1,0 +1,94 @@
+package middleware
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+)
+
+// MaxJSONDepth bounds the nesting of any MCP request body; real MCP messages
+// nest a handful of levels.
+const MaxJSONDepth = 32
+
+// MCPPeek reads the (already size-limited) POST body once, checks that it
+// is one strict JSON-RPC message, records its method, tool name and id for
+// the gate, budgets, logs and page fitting, and restores the body for the
+// MCP handler.
+//
+// Strictness here is a security property, not pedantry: the SDK decodes the
+// envelope with a different JSON library, so a repeated "method" or "name"
+// member could make this gate and the SDK see different calls. Repeated
+// members at any depth, nesting over MaxJSONDepth and batches (which the
+// supported protocol revisions do not allow) are refused with 400.
+func MCPPeek(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			Refuse(w, r, toolerr.New(toolerr.BodyTooLarge, "request body over %d bytes", mbe.Limit))
+			return
+		case err != nil:
+			Refuse(w, r, toolerr.New(toolerr.InvalidArguments, "request body could not be read"))
+			return
+		}
+		call, perr := peekCall(body)
+		if perr != "" {
+			Refuse(w, r, toolerr.New(toolerr.InvalidArguments, "%s", perr))
+			return
+		}
+		RecordFromContext(r.Context()).SetCall(call)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// peekCall parses a JSON-RPC message strictly and returns its call, or a
+// reason to refuse it. A body that is not JSON at all is left to the SDK,
+// which answers with its own parse error.
+func peekCall(body []byte) (Call, string) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		return Call{}, "JSON-RPC batches are not supported"
+	}
+	if !json.Valid(trimmed) {
+		return Call{}, ""
+	}
+	if reason := checkStrict(trimmed); reason != "" {
+		return Call{}, reason
+	}
+	var env struct {
+		Method json.RawMessage `json:"method"`
+		ID     json.RawMessage `json:"id"`
+		Params json.RawMessage `json:"params"`
+	}
+	// Member names are matched exactly: checkStrict has refused any member
+	// whose name differs from a known one only by case.
+	if err := json.Unmarshal(trimmed, &env); err != nil {
+		return Call{}, ""
+	}
+	var call Call
+	_ = json.Unmarshal(env.Method, &call.Method)
+	if len(env.ID) > 0 && string(env.ID) != "null" {
+		call.ID = env.ID
+	}
+	if call.Method == "tools/call" {
+		var p struct {
+			Name json.RawMessage `json:"name"`
+		}
+		_ = json.Unmarshal(env.Params, &p)
+		if err := json.Unmarshal(p.Name, &call.Tool); err != nil || len(call.Tool) > 128 {
+			return Call{}, "tools/call needs a string tool name"
+		}
+	}
+	return call, ""
+}

@@ -1,0 +1,65 @@
+package middleware
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the per-request series. Every label value is bounded: routes
+// are chi patterns, tools are catalog names (anything else is "unknown"),
+// outcomes are stable codes.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	known    func(tool string) bool
+}
+
+// NewMetrics registers the request series on reg. known reports whether a
+// tool name belongs to a catalog.
+func NewMetrics(reg prometheus.Registerer, known func(tool string) bool) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_gateway_http_requests_total",
+			Help: "HTTP requests by route pattern, status, MCP tool and outcome code.",
+		}, []string{"route", "status", "tool", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agent_gateway_http_request_duration_seconds",
+			Help:    "HTTP request latency by route pattern and MCP tool.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "tool"}),
+		known: known,
+	}
+	reg.MustRegister(m.requests, m.duration)
+	return m
+}
+
+// Handler counts and times each request once it is done.
+func (m *Metrics) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw, ok := w.(*statusWriter)
+		if !ok {
+			sw = &statusWriter{ResponseWriter: w}
+		}
+		next.ServeHTTP(sw, r)
+		route := "unmatched"
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			route = rc.RoutePattern()
+		}
+		rec := RecordFromContext(r.Context())
+		tool := rec.Call().Tool
+		if tool != "" && (m.known == nil || !m.known(tool)) {
+			tool = "unknown"
+		}
+		outcome := rec.Outcome()
+		if outcome == "" {
+			outcome = "none"
+		}
+		m.requests.WithLabelValues(route, strconv.Itoa(sw.Status()), tool, outcome).Inc()
+		m.duration.WithLabelValues(route, tool).Observe(time.Since(start).Seconds())
+	})
+}

@@ -1,0 +1,72 @@
+// Package middleware holds the gateway's HTTP middleware, one concern per
+// file, in the order server.Router stacks them. No business logic lives here:
+// decisions that depend on a tool (its scopes, its budget) come from narrow
+// interfaces the catalogs implement.
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+)
+
+// Record is the mutable per-request record shared along the chain: the
+// request ID middleware creates it, the MCP peek fills in the call, the
+// authenticator the caller, the tool handler the outcome, and the access log
+// and metrics read it when the response is done. Only bounded, non-secret
+// values go in it.
+type Record struct {
+	mu        sync.Mutex
+	requestID string
+	clientIP  string
+	call      Call
+	caller    string // hashed or opaque caller key, never a credential
+	outcome   string // "ok" or a stable error code
+}
+
+// Call is what the MCP peek learned from the JSON-RPC envelope.
+type Call struct {
+	Method string          // JSON-RPC method, e.g. "tools/call"
+	Tool   string          // params.name of a tools/call
+	ID     json.RawMessage // the request id exactly as sent (nil for notifications)
+}
+
+type recordKey struct{}
+
+// WithRecord returns ctx carrying rec.
+func WithRecord(ctx context.Context, rec *Record) context.Context {
+	return context.WithValue(ctx, recordKey{}, rec)
+}
+
+// RecordFromContext returns the request's record, or a fresh detached one so
+// callers never need a nil check (stdio and unit tests have no chain).
+func RecordFromContext(ctx context.Context) *Record {
+	if rec, ok := ctx.Value(recordKey{}).(*Record); ok {
+		return rec
+	}
+	return &Record{}
+}
+
+// RequestID returns the request ID.
+func (r *Record) RequestID() string { r.mu.Lock(); defer r.mu.Unlock(); return r.requestID }
+
+// ClientIP returns the client address the budgets and logs use.
+func (r *Record) ClientIP() string { r.mu.Lock(); defer r.mu.Unlock(); return r.clientIP }
+
+// Call returns the peeked JSON-RPC call.
+func (r *Record) Call() Call { r.mu.Lock(); defer r.mu.Unlock(); return r.call }
+
+// SetCall stores the peeked call.
+func (r *Record) SetCall(c Call) { r.mu.Lock(); r.call = c; r.mu.Unlock() }
+
+// Caller returns the caller key.
+func (r *Record) Caller() string { r.mu.Lock(); defer r.mu.Unlock(); return r.caller }
+
+// SetCaller stores the caller key (a hash or an opaque ID, never a secret).
+func (r *Record) SetCaller(key string) { r.mu.Lock(); r.caller = key; r.mu.Unlock() }
+
+// Outcome returns "ok", a stable error code, or "" when nothing was recorded.
+func (r *Record) Outcome() string { r.mu.Lock(); defer r.mu.Unlock(); return r.outcome }
+
+// SetOutcome records the tool outcome.
+func (r *Record) SetOutcome(o string) { r.mu.Lock(); r.outcome = o; r.mu.Unlock() }

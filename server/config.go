@@ -1,0 +1,70 @@
+// Package server loads configuration, wires dependencies, assembles the
+// router and runs the HTTP server; main.go only dispatches subcommands here.
+package server
+
+import (
+	"net/netip"
+	"net/url"
+	"time"
+)
+
+// Config is the gateway's whole configuration after defaults, the YAML
+// file, AGENT_GATEWAY_* environment variables and flags (later wins).
+type Config struct {
+	Listen        string
+	PublicURL     string
+	DataDir       string
+	DatabaseURL   string
+	LogLevel      string
+	ShutdownGrace time.Duration
+	WriteTimeout  time.Duration
+
+	ForgejoOrigin     *url.URL // nil: Forgejo tools answer upstream_unconfigured
+	ForgejoIOTimeout  time.Duration
+	ForgejoToken      string // stdio only: the process's own credential
+	ForgejoTokenFile  string
+	ForgejoUsername   string
+	ForgejoPassword   string
+	ForgejoPassFile   string
+	GitHubAPIOrigin   *url.URL
+	GitHubIOTimeout   time.Duration
+	GitHubAppID       int64
+	GitHubAppKeyFile  string
+	MetricsListen     string
+	RedisURL          string
+	ReadPerMinute     int
+	WritePerMinute    int
+	CursorSecretFile  string
+	TLSCertFile       string
+	TLSKeyFile        string
+	TrustedProxies    []netip.Prefix
+	AllowedOrigins    []string
+	publicURLExplicit bool
+}
+
+// Default returns the zero-config configuration: loopback listener,
+// SQLite under ./data, no Forgejo origin.
+func Default() Config {
+	gh, _ := url.Parse("https://api.github.com")
+	return Config{
+		Listen:           "127.0.0.1:8080",
+		DataDir:          "./data",
+		LogLevel:         "info",
+		ShutdownGrace:    30 * time.Second,
+		WriteTimeout:     5 * time.Minute,
+		ForgejoIOTimeout: 30 * time.Second,
+		GitHubAPIOrigin:  gh,
+		GitHubIOTimeout:  30 * time.Second,
+		ReadPerMinute:    600,
+		WritePerMinute:   60,
+	}
+}
+
+// PublicOrigin is scheme://host of the public URL, the origin browsers send.
+func (c *Config) PublicOrigin() string {
+	u, err := url.Parse(c.PublicURL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}

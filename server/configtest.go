@@ -1,0 +1,58 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// printConfig prints the effective configuration for --config-test, with
+// every secret replaced by whether it is set.
+func printConfig(w io.Writer, c *Config) error {
+	orNone := func(s string) string {
+		if s == "" {
+			return "(none)"
+		}
+		return s
+	}
+	set := func(s string) string {
+		if s == "" {
+			return "(unset)"
+		}
+		return "(set)"
+	}
+	origin := func(u fmt.Stringer, isNil bool) string {
+		if isNil {
+			return "(none)"
+		}
+		return u.String()
+	}
+	proxies := make([]string, 0, len(c.TrustedProxies))
+	for _, p := range c.TrustedProxies {
+		proxies = append(proxies, p.String())
+	}
+	lines := [][2]string{
+		{"listen", c.Listen}, {"public_url", c.PublicURL}, {"data_dir", c.DataDir},
+		{"database.url", set(c.DatabaseURL)}, {"log.level", c.LogLevel},
+		{"shutdown_grace", c.ShutdownGrace.String()}, {"http.write_timeout", c.WriteTimeout.String()},
+		{"forgejo.origin", origin(c.ForgejoOrigin, c.ForgejoOrigin == nil)},
+		{"forgejo.io_timeout", c.ForgejoIOTimeout.String()},
+		{"forgejo.token", set(c.ForgejoToken)}, {"forgejo.token_file", orNone(c.ForgejoTokenFile)},
+		{"forgejo.username", orNone(c.ForgejoUsername)}, {"forgejo.password", set(c.ForgejoPassword)},
+		{"forgejo.password_file", orNone(c.ForgejoPassFile)},
+		{"github.api_origin", origin(c.GitHubAPIOrigin, c.GitHubAPIOrigin == nil)},
+		{"github.io_timeout", c.GitHubIOTimeout.String()},
+		{"github.app_id", fmt.Sprint(c.GitHubAppID)}, {"github.private_key_file", orNone(c.GitHubAppKeyFile)},
+		{"metrics.listen", orNone(c.MetricsListen)}, {"ratelimit.redis_url", set(c.RedisURL)},
+		{"ratelimit.read_per_minute", fmt.Sprint(c.ReadPerMinute)}, {"ratelimit.write_per_minute", fmt.Sprint(c.WritePerMinute)},
+		{"cursor.secret_file", orNone(c.CursorSecretFile)},
+		{"tls.cert_file", orNone(c.TLSCertFile)}, {"tls.key_file", orNone(c.TLSKeyFile)},
+		{"trusted_proxies", orNone(strings.Join(proxies, ","))},
+		{"allowed_origins", orNone(strings.Join(c.AllowedOrigins, ","))},
+	}
+	fmt.Fprintln(w, "configuration OK")
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %-28s %s\n", l[0], l[1])
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/forgejotools"
+	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/upstream"
+	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
+)
+
+// Version is set at build time with -ldflags "-X …/server.Version=…".
+var Version = "dev"
+
+// Gateway is the wired application: configuration, clients, catalogs and
+// the router. One process holds one Gateway.
+type Gateway struct {
+	cfg      Config
+	log      *slog.Logger
+	registry *prometheus.Registry
+	metrics  *upstreamMetrics
+	forgejo  *forgejo.Client
+	forgejoC *catalog.Catalog
+	ready    []readinessCheck
+	closers  []func() error
+}
+
+type readinessCheck struct {
+	name  string
+	check func(context.Context) error
+}
+
+// New wires a Gateway from cfg. Everything that can be checked without
+// serving is checked here, so a bad deployment fails at start.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
+	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
+	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	g.registry.MustRegister(buildInfo())
+	g.metrics = newUpstreamMetrics(g.registry)
+	if cfg.ForgejoOrigin != nil {
+		g.forgejo = forgejo.New(upstream.New(upstream.Config{
+			Name: "forgejo", Origin: cfg.ForgejoOrigin, IOTimeout: cfg.ForgejoIOTimeout, Observer: g.metrics,
+		}))
+	}
+	g.forgejoC = forgejoCatalog(g.forgejo)
+	return g, nil
+}
+
+// forgejoCatalog is the catalog served at /mcp/forgejo and over stdio.
+func forgejoCatalog(c *forgejo.Client) *catalog.Catalog {
+	return catalog.New("agent-gateway-forgejo", Version,
+		"Read a Forgejo forge: search repositories, read repositories and pull requests. "+
+			"Without a bearer token only the public read tools are offered.",
+		forgejotools.AnonymousTools(c)...)
+}
+
+// Close releases what New opened.
+func (g *Gateway) Close() error {
+	var first error
+	for i := len(g.closers) - 1; i >= 0; i-- {
+		if err := g.closers[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Ready runs the readiness checks.
+func (g *Gateway) Ready(ctx context.Context) error {
+	for _, c := range g.ready {
+		if err := c.check(ctx); err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+// Registry is the Prometheus registry of this gateway.
+func (g *Gateway) Registry() *prometheus.Registry { return g.registry }
+
+// knownTool reports whether a name is a tool of any catalog (bounded labels).
+func (g *Gateway) knownTool(name string) bool { return g.forgejoC.Has(name) }
+
+// forgejoAuthenticator accepts any bearer as a passthrough principal:
+// Forgejo, not the gateway, decides whether it is valid (DESIGN §8 item 3).
+var forgejoAuthenticator = middleware.AuthenticatorFunc(func(_ context.Context, bearer string) (*middleware.Principal, error) {
+	return middleware.NewPassthrough(bearer), nil
+})

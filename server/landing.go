@@ -1,0 +1,47 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/web"
+)
+
+// landing renders / from the live catalogs, so the page never lists a tool
+// the gateway does not serve.
+func (g *Gateway) landing(w http.ResponseWriter, r *http.Request) {
+	data := web.Landing{
+		Version:   Version,
+		PublicURL: g.cfg.PublicURL,
+		Endpoints: []web.Endpoint{
+			{Path: "/mcp/forgejo", What: "MCP Streamable HTTP endpoint: Forgejo tools"},
+			{Path: "/.well-known/oauth-protected-resource/mcp/forgejo", What: "RFC 9728 metadata of the Forgejo endpoint (authorization server: the Forgejo origin)"},
+			{Path: "/metrics", What: "Prometheus exposition"},
+			{Path: "/healthz", What: "liveness"},
+			{Path: "/readyz", What: "readiness (checks the store)"},
+		},
+		Catalogs: []web.CatalogView{
+			catalogView("/mcp/forgejo", "Anonymous callers see the public tools; callers with a Forgejo bearer token see all.", g.forgejoC),
+		},
+	}
+	web.Render(w, http.StatusOK, "landing.html", data)
+}
+
+func catalogView(path, auth string, c *catalog.Catalog) web.CatalogView {
+	v := web.CatalogView{Path: path, Auth: auth}
+	for _, t := range c.Tools() {
+		access := "authenticated"
+		switch {
+		case t.Policy.Anonymous:
+			access = "anonymous"
+		case len(t.Policy.Scopes) > 0:
+			access = "scope " + strings.Join(t.Policy.Scopes, ", ")
+		}
+		if t.Policy.Write {
+			access += ", write"
+		}
+		v.Tools = append(v.Tools, web.ToolView{Name: t.Name, Title: t.Title, Description: t.Description, Access: access})
+	}
+	return v
+}

@@ -1,0 +1,185 @@
+package server
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// LoadOptions are the inputs of Load, injectable for tests.
+type LoadOptions struct {
+	Args   []string            // flags after the subcommand
+	Getenv func(string) string // os.Getenv by default
+	Stderr io.Writer           // flag usage output
+}
+
+// Loaded is a loaded configuration plus what the command line asked for.
+type Loaded struct {
+	Config     Config
+	ConfigFile string
+	ConfigTest bool
+	Rest       []string // non-flag arguments
+}
+
+// Load builds the configuration: defaults, then the YAML file (--config or
+// AGENT_GATEWAY_CONFIG), then AGENT_GATEWAY_* variables, then flags. Every
+// problem is collected and reported at once, each naming its key, so an
+// operator fixes a broken file in one pass.
+func Load(o LoadOptions) (*Loaded, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	out := &Loaded{Config: Default()}
+	fs := flag.NewFlagSet("agent-gateway", flag.ContinueOnError)
+	fs.SetOutput(o.Stderr)
+	fs.StringVar(&out.ConfigFile, "config", o.Getenv("AGENT_GATEWAY_CONFIG"), "YAML configuration file")
+	fs.BoolVar(&out.ConfigTest, "config-test", false, "validate the configuration, print it without secrets, and exit")
+	flagValues := map[string]*string{}
+	for _, s := range settings {
+		if s.flag != "" {
+			flagValues[s.key] = fs.String(s.flag, "", s.help+" ("+s.key+")")
+		}
+	}
+	if err := fs.Parse(o.Args); err != nil {
+		return nil, err
+	}
+	out.Rest = fs.Args()
+	setFlags := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
+
+	var problems []string
+	apply := func(s setting, source, v string) {
+		if err := s.set(&out.Config, v); err != nil {
+			problems = append(problems, fmt.Sprintf("%s (%s): %v", s.key, source, err))
+		}
+	}
+	if out.ConfigFile != "" {
+		values, errs := readYAML(out.ConfigFile)
+		problems = append(problems, errs...)
+		for _, s := range settings {
+			if v, ok := values[s.key]; ok {
+				if s.envOnly {
+					problems = append(problems, fmt.Sprintf("%s (%s): a secret; set it with %s or a *_file key, never in YAML", s.key, out.ConfigFile, s.Env()))
+					continue
+				}
+				apply(s, out.ConfigFile, v)
+			}
+		}
+	}
+	for _, s := range settings {
+		if v := o.Getenv(s.Env()); v != "" {
+			apply(s, s.Env(), v)
+		}
+	}
+	for _, s := range settings {
+		if s.flag != "" && setFlags[s.flag] {
+			apply(s, "--"+s.flag, *flagValues[s.key])
+		}
+	}
+	problems = append(problems, out.Config.validate()...)
+	if len(problems) > 0 {
+		return nil, &ConfigError{Problems: problems}
+	}
+	return out, nil
+}
+
+// ConfigError lists every configuration problem found.
+type ConfigError struct{ Problems []string }
+
+func (e *ConfigError) Error() string {
+	return "invalid configuration:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// readYAML flattens a YAML mapping into dotted keys with scalar (or
+// comma-joined list) values, reporting unknown keys and non-scalar values.
+func readYAML(path string) (map[string]string, []string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("config file: %v", err)}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, []string{fmt.Sprintf("config file %s: %v", path, err)}
+	}
+	known := map[string]bool{}
+	prefixes := map[string]bool{}
+	for _, s := range settings {
+		known[s.key] = true
+		for i := range s.key {
+			if s.key[i] == '.' {
+				prefixes[s.key[:i]] = true
+			}
+		}
+	}
+	values := map[string]string{}
+	var problems []string
+	var walk func(prefix string, n *yaml.Node)
+	walk = func(prefix string, n *yaml.Node) {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			switch {
+			case v.Kind == yaml.MappingNode && prefixes[key]:
+				walk(key, v)
+			case !known[key]:
+				problems = append(problems, fmt.Sprintf("%s (%s line %d): unknown key", key, path, n.Content[i].Line))
+			case v.Kind == yaml.ScalarNode:
+				values[key] = v.Value
+			case v.Kind == yaml.SequenceNode:
+				var items []string
+				for _, item := range v.Content {
+					items = append(items, item.Value)
+				}
+				values[key] = strings.Join(items, ",")
+			default:
+				problems = append(problems, fmt.Sprintf("%s (%s line %d): want a value, not a mapping", key, path, v.Line))
+			}
+		}
+	}
+	if len(root.Content) == 1 && root.Content[0].Kind == yaml.MappingNode {
+		walk("", root.Content[0])
+	} else if len(root.Content) > 0 {
+		problems = append(problems, fmt.Sprintf("config file %s: the top level must be a mapping", path))
+	}
+	sort.Strings(problems)
+	return values, problems
+}
+
+// validate checks relations between keys and fills derived defaults.
+func (c *Config) validate() []string {
+	var problems []string
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		problems = append(problems, "tls.cert_file/tls.key_file: set both or neither")
+	}
+	if !c.publicURLExplicit {
+		scheme := "http"
+		if c.TLSCertFile != "" {
+			scheme = "https"
+		}
+		c.PublicURL = scheme + "://" + c.Listen
+	}
+	if c.ForgejoToken != "" && c.ForgejoUsername != "" {
+		problems = append(problems, "forgejo.token/forgejo.username: choose a token or Basic credentials, not both")
+	}
+	for _, f := range []struct{ key, path string }{{"forgejo.token_file", c.ForgejoTokenFile}, {"forgejo.password_file", c.ForgejoPassFile}, {"tls.cert_file", c.TLSCertFile}, {"tls.key_file", c.TLSKeyFile}, {"github.private_key_file", c.GitHubAppKeyFile}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", f.key, errors.Unwrap(err)))
+		}
+	}
+	return problems
+}

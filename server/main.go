@@ -1,0 +1,109 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Stdio are the process's standard streams.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+const usage = `usage: agent-gateway [command] [flags]
+
+commands:
+  serve     run the gateway (default)
+  stdio     serve the Forgejo catalog over stdin/stdout with the process's own credential
+  demo      start an emulated Forgejo with sample data and the real gateway in front of it
+  version   print the version
+
+Run "agent-gateway <command> -h" for the flags of a command.
+`
+
+// Main runs one subcommand and returns the process exit code.
+func Main(args []string, std Stdio) int {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch cmd {
+	case "serve":
+		err = runServe(ctx, args, std)
+	case "stdio":
+		err = runStdio(ctx, args, std)
+	case "demo":
+		err = runDemo(ctx, args, std)
+	case "version":
+		fmt.Fprintln(std.Out, "agent-gateway", Version)
+	case "help", "-h", "--help":
+		fmt.Fprint(std.Out, usage)
+	default:
+		fmt.Fprintf(std.Err, "unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	default:
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			fmt.Fprintln(std.Err, err)
+			return 2
+		}
+		fmt.Fprintln(std.Err, "agent-gateway:", err)
+		return 1
+	}
+}
+
+// newLogger returns the JSON logger at the configured level.
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func runServe(ctx context.Context, args []string, std Stdio) error {
+	loaded, err := Load(LoadOptions{Args: args, Stderr: std.Err})
+	if err != nil {
+		return err
+	}
+	if loaded.ConfigTest {
+		return printConfig(std.Out, &loaded.Config)
+	}
+	return serveGateway(ctx, loaded.Config, std, nil)
+}
+
+// serveGateway wires, listens and serves cfg until ctx ends. announce, if
+// set, is called once the listener is open.
+func serveGateway(ctx context.Context, cfg Config, std Stdio, announce func(addr string)) error {
+	log := newLogger(std.Err, cfg.LogLevel)
+	g, err := New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	s, err := g.Listen()
+	if err != nil {
+		return err
+	}
+	log.Info("listening", "addr", s.Addr().String(), "public_url", cfg.PublicURL, "version", Version)
+	if announce != nil {
+		announce(s.Addr().String())
+	}
+	return s.Serve(ctx)
+}

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agent-gateway/agent-gateway/upstream"
+)
+
+// upstreamMetrics counts and times exchanges with each fixed origin. Labels
+// are bounded: the upstream name, the method, the status class and the
+// transport failure kind.
+type upstreamMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newUpstreamMetrics(reg prometheus.Registerer) *upstreamMetrics {
+	m := &upstreamMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_gateway_upstream_requests_total",
+			Help: "Requests to an upstream origin by upstream, method, status class and failure kind.",
+		}, []string{"upstream", "method", "status_class", "failure"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agent_gateway_upstream_response_header_seconds",
+			Help:    "Time until an upstream's response headers arrived (or the exchange failed).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"upstream"}),
+	}
+	reg.MustRegister(m.requests, m.duration)
+	return m
+}
+
+// ObserveUpstream implements upstream.Observer.
+func (m *upstreamMetrics) ObserveUpstream(name, method string, status int, kind upstream.Kind, elapsed time.Duration) {
+	class := "none"
+	if status > 0 {
+		class = strconv.Itoa(status/100) + "xx"
+	}
+	failure := "none"
+	if kind != 0 {
+		failure = kind.String()
+	}
+	m.requests.WithLabelValues(name, method, class, failure).Inc()
+	m.duration.WithLabelValues(name).Observe(elapsed.Seconds())
+}
+
+// buildInfo is the constant agent_gateway_build_info{version, go_version} 1.
+func buildInfo() prometheus.Collector {
+	goVersion := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVersion = bi.GoVersion
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "agent_gateway_build_info",
+		Help:        "Build information; the value is always 1.",
+		ConstLabels: prometheus.Labels{"version": Version, "go_version": goVersion},
+	})
+	g.Set(1)
+	return g
+}

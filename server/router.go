@@ -1,0 +1,104 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/web"
+)
+
+// Handler assembles the whole HTTP surface. The middleware order is the
+// contract of DESIGN §4; each step says why it sits where it does.
+func (g *Gateway) Handler() http.Handler {
+	r := chi.NewRouter()
+	// Request ID first, so every later log line and refusal names the request.
+	r.Use(middleware.RequestID)
+	// The client address is settled once, from trusted proxies only, before
+	// anything logs or budgets on it.
+	r.Use(middleware.ClientIP(g.cfg.TrustedProxies))
+	// The access log wraps recovery (DESIGN lists recovery first): a
+	// recovered panic then still gets its access line, with status 500.
+	r.Use(middleware.AccessLog(g.log))
+	r.Use(middleware.Recover(g.log))
+	// Metrics see every request, including refusals of the MCP chain below.
+	r.Use(middleware.NewMetrics(g.registry, g.knownTool).Handler)
+
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", g.readyz)
+	if g.cfg.MetricsListen == "" {
+		r.Handle("/metrics", g.MetricsHandler())
+	}
+	r.Get("/", g.landing)
+	r.Handle("/static/*", web.Static())
+	r.Get("/.well-known/oauth-protected-resource/mcp/forgejo", g.forgejoResourceMetadata)
+
+	r.Handle("/mcp/forgejo", g.mcpChain(g.forgejoC, middleware.AuthOptions{
+		ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/forgejo",
+	}, forgejoAuthenticator))
+	return r
+}
+
+// mcpChain stacks the MCP-specific middleware in front of a catalog.
+func (g *Gateway) mcpChain(c *catalog.Catalog, auth middleware.AuthOptions, a middleware.Authenticator) http.Handler {
+	allowed := append([]string{g.cfg.PublicOrigin()}, g.cfg.AllowedOrigins...)
+	budgets := middleware.NewBudgets(c, middleware.BudgetOptions{
+		ReadPerWindow: g.cfg.ReadPerMinute, WritePerWindow: g.cfg.WritePerMinute, Window: time.Minute,
+	})
+	h := c.HTTPHandler(g.log)
+	// Innermost first: budgets are spent only by calls that passed the scope
+	// gate, which needs the principal (authentication), which needs the
+	// peeked call; the peek reads a body the limit has already bounded; the
+	// origin check refuses browser requests before any body is read.
+	h = budgets.Handler(h)
+	h = middleware.ScopeGate(c, auth.ResourceMetadataURL)(h)
+	h = middleware.Authenticate(a, auth)(h)
+	h = middleware.MCPPeek(h)
+	h = middleware.BodyLimit(middleware.MaxBodyBytes)(h)
+	h = middleware.Origin(allowed)(h)
+	return h
+}
+
+// MetricsHandler serves the Prometheus exposition of this gateway.
+func (g *Gateway) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(g.registry, promhttp.HandlerOpts{Registry: g.registry})
+}
+
+func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
+	if err := g.Ready(r.Context()); err != nil {
+		g.log.Warn("not ready", "error", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// forgejoResourceMetadata is the RFC 9728 metadata of /mcp/forgejo: its
+// authorization server is the Forgejo origin, whose tokens the endpoint
+// forwards.
+func (g *Gateway) forgejoResourceMetadata(w http.ResponseWriter, _ *http.Request) {
+	md := map[string]any{
+		"resource":                 g.cfg.PublicURL + "/mcp/forgejo",
+		"bearer_methods_supported": []string{"header"},
+		"scopes_supported":         []string{"read:repository", "write:issue"},
+		"resource_name":            "agent-gateway Forgejo tools",
+	}
+	if g.cfg.ForgejoOrigin != nil {
+		md["authorization_servers"] = []string{g.cfg.ForgejoOrigin.String()}
+	}
+	writeJSON(w, http.StatusOK, md)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,189 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/upstream"
+)
+
+// setting is one configuration key: its YAML key, environment variable,
+// optional flag, and parser. This table is the single list of keys; the
+// example file, the docs test and the loaders all read it.
+type setting struct {
+	key     string // dotted YAML key
+	flag    string // command-line flag name, "" for none
+	envOnly bool   // a secret: environment (or file) only, never YAML or flags
+	help    string
+	set     func(c *Config, v string) error
+}
+
+// Env is the environment variable of a setting.
+func (s setting) Env() string {
+	if s.key == "github.app_id" {
+		return "HEYAIRA_GITHUB_APP_ID" // name kept from seed 002
+	}
+	if s.key == "github.private_key_file" {
+		return "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE" // name kept from seed 002
+	}
+	return "AGENT_GATEWAY_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(s.key))
+}
+
+var settings = []setting{
+	{key: "listen", flag: "listen", help: "address the API listens on", set: func(c *Config, v string) error {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("want host:port: %w", err)
+		}
+		c.Listen = v
+		return nil
+	}},
+	{key: "public_url", flag: "public-url", help: "URL clients use to reach the gateway (default http://<listen>)", set: func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("want an absolute http(s) URL without query")
+		}
+		c.PublicURL, c.publicURLExplicit = strings.TrimRight(v, "/"), true
+		return nil
+	}},
+	{key: "data_dir", flag: "data-dir", help: "directory for the SQLite database and generated secrets", set: func(c *Config, v string) error {
+		if v == "" {
+			return fmt.Errorf("must not be empty")
+		}
+		c.DataDir = v
+		return nil
+	}},
+	{key: "database.url", help: "postgres://… for PostgreSQL; empty for SQLite in data_dir", set: func(c *Config, v string) error {
+		if v != "" && !strings.HasPrefix(v, "postgres://") && !strings.HasPrefix(v, "postgresql://") && !strings.HasPrefix(v, "sqlite://") && !strings.HasPrefix(v, "file:") {
+			return fmt.Errorf("want postgres://, postgresql://, sqlite:// or file:")
+		}
+		c.DatabaseURL = v
+		return nil
+	}},
+	{key: "log.level", help: "debug, info, warn or error", set: func(c *Config, v string) error {
+		switch v {
+		case "debug", "info", "warn", "error":
+			c.LogLevel = v
+			return nil
+		}
+		return fmt.Errorf("want debug, info, warn or error")
+	}},
+	{key: "shutdown_grace", help: "how long shutdown waits for in-flight requests", set: durationSetter(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+	{key: "http.write_timeout", help: "longest time to write one response (a diff page verifies the whole diff first)", set: durationSetter(func(c *Config) *time.Duration { return &c.WriteTimeout })},
+	{key: "forgejo.origin", flag: "forgejo-origin", help: "Forgejo origin, https:// (http:// only on loopback)", set: originSetter(func(c *Config) **url.URL { return &c.ForgejoOrigin })},
+	{key: "forgejo.io_timeout", help: "per-request I/O timeout towards Forgejo (each wait for progress)", set: durationSetter(func(c *Config) *time.Duration { return &c.ForgejoIOTimeout })},
+	{key: "forgejo.token", envOnly: true, help: "stdio only: the process's own Forgejo token", set: func(c *Config, v string) error { c.ForgejoToken = v; return nil }},
+	{key: "forgejo.token_file", help: "stdio only: file holding the process's own Forgejo token", set: func(c *Config, v string) error { c.ForgejoTokenFile = v; return nil }},
+	{key: "forgejo.username", help: "stdio only: Basic-auth user for the process's own credential", set: func(c *Config, v string) error { c.ForgejoUsername = v; return nil }},
+	{key: "forgejo.password", envOnly: true, help: "stdio only: Basic-auth password", set: func(c *Config, v string) error { c.ForgejoPassword = v; return nil }},
+	{key: "forgejo.password_file", help: "stdio only: file holding the Basic-auth password", set: func(c *Config, v string) error { c.ForgejoPassFile = v; return nil }},
+	{key: "github.api_origin", help: "GitHub API origin", set: originSetter(func(c *Config) **url.URL { return &c.GitHubAPIOrigin })},
+	{key: "github.io_timeout", help: "per-request I/O timeout towards GitHub", set: durationSetter(func(c *Config) *time.Duration { return &c.GitHubIOTimeout })},
+	{key: "github.app_id", help: "GitHub App ID (env HEYAIRA_GITHUB_APP_ID)", set: func(c *Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive integer")
+		}
+		c.GitHubAppID = n
+		return nil
+	}},
+	{key: "github.private_key_file", help: "PEM file of the GitHub App private key (env HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE)", set: func(c *Config, v string) error { c.GitHubAppKeyFile = v; return nil }},
+	{key: "metrics.listen", flag: "metrics-listen", help: "separate host:port for /metrics (default: the API listener)", set: func(c *Config, v string) error {
+		if v != "" {
+			if _, _, err := net.SplitHostPort(v); err != nil {
+				return fmt.Errorf("want host:port: %w", err)
+			}
+		}
+		c.MetricsListen = v
+		return nil
+	}},
+	{key: "ratelimit.redis_url", help: "redis://… to share rate budgets between replicas; empty for in-memory", set: func(c *Config, v string) error {
+		if v != "" && !strings.HasPrefix(v, "redis://") && !strings.HasPrefix(v, "rediss://") {
+			return fmt.Errorf("want redis:// or rediss://")
+		}
+		c.RedisURL = v
+		return nil
+	}},
+	{key: "ratelimit.read_per_minute", help: "read budget per caller per minute", set: positiveInt(func(c *Config) *int { return &c.ReadPerMinute })},
+	{key: "ratelimit.write_per_minute", help: "write budget per caller per minute", set: positiveInt(func(c *Config) *int { return &c.WritePerMinute })},
+	{key: "cursor.secret_file", help: "file holding the cursor signing secret (default: generated into data_dir)", set: func(c *Config, v string) error { c.CursorSecretFile = v; return nil }},
+	{key: "tls.cert_file", help: "TLS certificate (PEM); with tls.key_file the gateway serves HTTPS itself", set: func(c *Config, v string) error { c.TLSCertFile = v; return nil }},
+	{key: "tls.key_file", help: "TLS private key (PEM)", set: func(c *Config, v string) error { c.TLSKeyFile = v; return nil }},
+	{key: "trusted_proxies", help: "comma-separated IPs/CIDRs whose X-Forwarded-For/-Proto are believed", set: func(c *Config, v string) error {
+		c.TrustedProxies = nil
+		for _, part := range splitList(v) {
+			p, err := netip.ParsePrefix(part)
+			if err != nil {
+				a, aerr := netip.ParseAddr(part)
+				if aerr != nil {
+					return fmt.Errorf("%q is not an IP or CIDR", part)
+				}
+				p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+			}
+			c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+		}
+		return nil
+	}},
+	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints", set: func(c *Config, v string) error {
+		c.AllowedOrigins = nil
+		for _, part := range splitList(v) {
+			u, err := url.Parse(part)
+			if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+				return fmt.Errorf("%q is not an origin (scheme://host[:port])", part)
+			}
+			c.AllowedOrigins = append(c.AllowedOrigins, u.Scheme+"://"+u.Host)
+		}
+		return nil
+	}},
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func durationSetter(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a positive duration such as 30s")
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+func positiveInt(field func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive integer")
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+func originSetter(field func(*Config) **url.URL) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if v == "" {
+			*field(c) = nil
+			return nil
+		}
+		u, err := upstream.ParseOrigin(v)
+		if err != nil {
+			return err
+		}
+		*field(c) = u
+		return nil
+	}
+}

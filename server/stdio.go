@@ -1,0 +1,70 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/middleware"
+)
+
+// runStdio serves the Forgejo catalog over stdin/stdout. Its caller is the
+// local process owner, so it uses the process's own configured credential
+// (seed 004: "stdio retains its existing own-token or Basic-auth
+// configuration"); without one only the anonymous tools are offered. Logs
+// go to stderr: stdout carries the protocol.
+func runStdio(ctx context.Context, args []string, std Stdio) error {
+	loaded, err := Load(LoadOptions{Args: args, Stderr: std.Err})
+	if err != nil {
+		return err
+	}
+	cfg := loaded.Config
+	log := newLogger(std.Err, cfg.LogLevel)
+	g, err := New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	cred, err := processCredential(cfg)
+	if err != nil {
+		return err
+	}
+	var srv *mcp.Server
+	if cred.IsZero() {
+		srv = g.forgejoC.Server(func(t catalog.Tool) bool { return t.Policy.Anonymous }, log)
+	} else {
+		srv = g.forgejoC.Server(nil, log)
+		ctx = middleware.WithPrincipal(ctx, middleware.NewProcessPrincipal(cred))
+	}
+	return srv.Run(ctx, &mcp.IOTransport{Reader: nopCloser{std.In}, Writer: nopWriteCloser{std.Out}})
+}
+
+// processCredential reads the stdio process's own Forgejo credential from
+// the environment or the configured files.
+func processCredential(cfg Config) (middleware.Credential, error) {
+	var c middleware.Credential
+	c.Token = cfg.ForgejoToken
+	if cfg.ForgejoTokenFile != "" {
+		b, err := os.ReadFile(cfg.ForgejoTokenFile)
+		if err != nil {
+			return c, fmt.Errorf("forgejo.token_file: %w", err)
+		}
+		c.Token = strings.TrimSpace(string(b))
+	}
+	c.Username, c.Password = cfg.ForgejoUsername, cfg.ForgejoPassword
+	if cfg.ForgejoPassFile != "" {
+		b, err := os.ReadFile(cfg.ForgejoPassFile)
+		if err != nil {
+			return c, fmt.Errorf("forgejo.password_file: %w", err)
+		}
+		c.Password = strings.TrimRight(string(b), "\r\n")
+	}
+	if c.Token != "" && c.Username != "" {
+		return c, fmt.Errorf("forgejo: configure a token or Basic credentials, not both")
+	}
+	return c, nil
+}

@@ -1,0 +1,204 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config describes one upstream origin.
+type Config struct {
+	// Name labels metrics ("forgejo", "github").
+	Name string
+	// Origin is the only scheme://host:port requests may go to.
+	Origin *url.URL
+	// IOTimeout bounds each wait for progress: connecting and receiving
+	// headers, and then each read of the body. It is not a total deadline, so
+	// a long but steadily flowing body is fine (seed 000: no job deadline).
+	IOTimeout time.Duration
+	// Observer, if set, is told about every exchange (metrics).
+	Observer Observer
+	// Transport overrides the base transport (tests only).
+	Transport http.RoundTripper
+}
+
+// Observer receives one call per finished exchange, for metrics.
+type Observer interface {
+	ObserveUpstream(upstream, method string, status int, kind Kind, elapsed time.Duration)
+}
+
+// Client is a strict HTTP client for one fixed origin.
+type Client struct {
+	name      string
+	origin    *url.URL
+	ioTimeout time.Duration
+	hc        *http.Client
+	observer  Observer
+}
+
+// DefaultIOTimeout is used when Config.IOTimeout is zero.
+const DefaultIOTimeout = 30 * time.Second
+
+// New returns a Client. It panics on a missing origin: that is a wiring
+// mistake, not a per-request condition.
+func New(cfg Config) *Client {
+	if cfg.Origin == nil {
+		panic("upstream.New: nil origin")
+	}
+	if cfg.IOTimeout <= 0 {
+		cfg.IOTimeout = DefaultIOTimeout
+	}
+	base := cfg.Transport
+	if base == nil {
+		base = &http.Transport{
+			Proxy:                  nil, // a fixed origin is reached directly, never via ambient proxy settings
+			DialContext:            (&net.Dialer{Timeout: cfg.IOTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:      true,
+			MaxIdleConns:           256,
+			MaxIdleConnsPerHost:    256,
+			IdleConnTimeout:        90 * time.Second,
+			TLSHandshakeTimeout:    cfg.IOTimeout,
+			DisableCompression:     true, // we ask for identity and refuse anything else
+			MaxResponseHeaderBytes: 64 << 10,
+		}
+	}
+	return &Client{
+		name:      cfg.Name,
+		origin:    cfg.Origin,
+		ioTimeout: cfg.IOTimeout,
+		observer:  cfg.Observer,
+		hc: &http.Client{
+			Transport: base,
+			// Never follow: the 3xx itself comes back and Do turns it into KindRedirect.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+}
+
+// Origin returns the fixed origin.
+func (c *Client) Origin() *url.URL { u := *c.origin; return &u }
+
+// NewRequest builds a request to the fixed origin from escaped path
+// segments and a query. The body, if any, is sent as given.
+func (c *Client) NewRequest(ctx context.Context, method string, query url.Values, body io.Reader, segments ...string) (*http.Request, error) {
+	p, raw, err := Path(segments...)
+	if err != nil {
+		return nil, &Error{Kind: KindRequest, Reason: err.Error(), Err: err}
+	}
+	u := &url.URL{Scheme: c.origin.Scheme, Host: c.origin.Host, Path: p, RawPath: raw}
+	if len(query) > 0 {
+		u.RawQuery = query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, &Error{Kind: KindRequest, Reason: "cannot build request", Err: err}
+	}
+	return req, nil
+}
+
+// Do sends req and returns the response once its headers arrived. It
+// refuses a request to any other origin, asks for identity encoding,
+// refuses redirects and non-identity Content-Encoding, and wraps the body so
+// that each read must make progress within the I/O timeout. The caller must
+// close the body; reading it past a bound is the caller's choice (see
+// ReadBounded).
+func (c *Client) Do(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	if !sameOrigin(c.origin, req.URL) {
+		return nil, c.observe(req, start, 0, &Error{Kind: KindRequest, Reason: "request outside the fixed origin"})
+	}
+	ctx, cancel := context.WithCancel(req.Context())
+	wd := newWatchdog(c.ioTimeout, cancel)
+	req = req.Clone(ctx)
+	req.Header.Set("Accept-Encoding", "identity")
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "agent-gateway")
+	}
+	wd.arm()
+	resp, err := c.hc.Do(req)
+	wd.disarm()
+	if err != nil {
+		wd.stop()
+		return nil, c.observe(req, start, 0, classify(err, wd))
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		resp.Body.Close()
+		wd.stop()
+		return nil, c.observe(req, start, resp.StatusCode, &Error{Kind: KindRedirect, Status: resp.StatusCode, Reason: "redirect refused"})
+	}
+	if ce := resp.Header.Values("Content-Encoding"); len(ce) > 0 && !(len(ce) == 1 && strings.EqualFold(strings.TrimSpace(ce[0]), "identity")) {
+		resp.Body.Close()
+		wd.stop()
+		return nil, c.observe(req, start, resp.StatusCode, &Error{Kind: KindFraming, Status: resp.StatusCode, Reason: "content encoding refused"})
+	}
+	c.observe(req, start, resp.StatusCode, nil)
+	resp.Body = &watchedBody{rc: resp.Body, wd: wd}
+	return resp, nil
+}
+
+func (c *Client) observe(req *http.Request, start time.Time, status int, err error) error {
+	if c.observer != nil {
+		var kind Kind
+		var ue *Error
+		if errors.As(err, &ue) {
+			kind = ue.Kind
+		}
+		c.observer.ObserveUpstream(c.name, req.Method, status, kind, time.Since(start))
+	}
+	return err
+}
+
+// classify turns a transport error into an *Error.
+func classify(err error, wd *watchdog) error {
+	var ue *Error
+	if errors.As(err, &ue) {
+		return err
+	}
+	var ne net.Error
+	if wd.fired() || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return &Error{Kind: KindTimeout, Reason: "no progress within the I/O timeout", Err: err}
+	}
+	return &Error{Kind: KindUnavailable, Reason: "connection failed", Err: err}
+}
+
+// ReadBounded reads all of r, refusing more than max bytes with KindTooLarge.
+func ReadBounded(r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, &Error{Kind: KindTooLarge, Reason: "response body over its bound"}
+	}
+	return b, nil
+}
+
+// watchedBody resets the watchdog around every read, so a stalled body
+// fails with KindTimeout while a flowing one may take as long as it needs.
+type watchedBody struct {
+	rc   io.ReadCloser
+	wd   *watchdog
+	once sync.Once
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	b.wd.arm()
+	n, err := b.rc.Read(p)
+	b.wd.disarm()
+	if err != nil && err != io.EOF {
+		return n, classify(err, b.wd)
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	err := b.rc.Close()
+	b.once.Do(b.wd.stop)
+	return err
+}

@@ -1,0 +1,127 @@
+// Package forgejo is the gateway's client of a Forgejo forge ("Core"): the
+// four anonymous public reads, and (in sibling files and packages) the PR
+// diff evidence route and the agent work-grant routes.
+package forgejo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream"
+)
+
+// MaxJSONBody bounds every native JSON response other than diff evidence
+// (50 repositories or pull requests are far below it).
+const MaxJSONBody = 8 << 20
+
+// Client talks to one Forgejo origin.
+type Client struct {
+	up *upstream.Client
+}
+
+// New returns a Client over a strict upstream client bound to the Forgejo origin.
+func New(up *upstream.Client) *Client { return &Client{up: up} }
+
+// Origin is the configured Forgejo origin.
+func (c *Client) Origin() *url.URL { return c.up.Origin() }
+
+// Upstream returns the strict transport, for the sibling evidence and
+// grant clients.
+func (c *Client) Upstream() *upstream.Client { return c.up }
+
+// getJSON performs one anonymous GET and decodes a JSON body into dst. It is
+// the single path of every anonymous read: status mapping, media type check
+// and body bound happen here. No Authorization header is ever set.
+func (c *Client) getJSON(ctx context.Context, query url.Values, dst any, segments ...string) (http.Header, error) {
+	req, err := c.up.NewRequest(ctx, http.MethodGet, query, nil, segments...)
+	if err != nil {
+		return nil, TransportError(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.up.Do(req)
+	if err != nil {
+		return nil, TransportError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, StatusError(resp.StatusCode)
+	}
+	if !IsJSON(resp.Header.Get("Content-Type")) {
+		return nil, toolerr.New(toolerr.UpstreamMalformed, "Forgejo answered with a non-JSON media type")
+	}
+	body, err := upstream.ReadBounded(resp.Body, MaxJSONBody)
+	if err != nil {
+		return nil, TransportError(err)
+	}
+	if err := json.Unmarshal(body, dst); err != nil {
+		return nil, toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo answered with malformed JSON")
+	}
+	return resp.Header, nil
+}
+
+// IsJSON reports whether a Content-Type is application/json with at most a
+// utf-8 charset parameter.
+func IsJSON(contentType string) bool {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	for k, v := range params {
+		if k != "charset" || (v != "utf-8" && v != "UTF-8") {
+			return false
+		}
+	}
+	return true
+}
+
+// StatusError maps a native non-success status to its stable code; the
+// native body is never read into the message.
+func StatusError(status int) *toolerr.Error {
+	var e *toolerr.Error
+	switch status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		e = toolerr.New(toolerr.BadRequest, "Forgejo refused the request as invalid")
+	case http.StatusUnauthorized:
+		e = toolerr.New(toolerr.UpstreamUnauthorized, "Forgejo did not accept the credential")
+	case http.StatusForbidden:
+		e = toolerr.New(toolerr.Forbidden, "Forgejo refused access")
+	case http.StatusNotFound:
+		e = toolerr.New(toolerr.NotFound, "not found, or not visible to this caller")
+	case http.StatusConflict:
+		e = toolerr.New(toolerr.Conflict, "Forgejo reported a conflict")
+	default:
+		e = toolerr.New(toolerr.UpstreamUnavailable, "Forgejo answered with an unexpected status")
+	}
+	return e.With("native_status", status)
+}
+
+// TransportError maps a strict-transport failure to a Forgejo tool code.
+func TransportError(err error) *toolerr.Error {
+	var te *toolerr.Error
+	if errors.As(err, &te) {
+		return te
+	}
+	var ue *upstream.Error
+	if !errors.As(err, &ue) {
+		return toolerr.Wrap(err, toolerr.UpstreamUnavailable, "Forgejo could not be reached")
+	}
+	switch ue.Kind {
+	case upstream.KindTimeout:
+		return toolerr.Wrap(err, toolerr.UpstreamTimeout, "Forgejo made no progress within the I/O timeout")
+	case upstream.KindRedirect:
+		return toolerr.Wrap(err, toolerr.RedirectRefused, "Forgejo answered with a redirect, which is never followed").With("native_status", ue.Status)
+	case upstream.KindFraming:
+		return toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's response framing was refused: %s", ue.Reason)
+	case upstream.KindTooLarge:
+		return toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's response exceeded its size bound")
+	case upstream.KindRequest:
+		return toolerr.Wrap(err, toolerr.InvalidArguments, "the request could not be formed: %s", ue.Reason)
+	default:
+		return toolerr.Wrap(err, toolerr.UpstreamUnavailable, "Forgejo could not be reached")
+	}
+}

@@ -1,0 +1,210 @@
+package forgejo
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+)
+
+// PageWidth is the page size the gateway asks Forgejo for; Forgejo's default,
+// and below its clamp of 50.
+const PageWidth = 30
+
+// Repository is the documented, trimmed subset of Forgejo's repository object.
+type Repository struct {
+	ID            int64     `json:"id"`
+	Owner         string    `json:"owner"`
+	Name          string    `json:"name"`
+	FullName      string    `json:"full_name"`
+	Description   string    `json:"description"`
+	Private       bool      `json:"private"`
+	Fork          bool      `json:"fork"`
+	Archived      bool      `json:"archived"`
+	Empty         bool      `json:"empty"`
+	DefaultBranch string    `json:"default_branch"`
+	HTMLURL       string    `json:"html_url"`
+	CloneURL      string    `json:"clone_url"`
+	Stars         int64     `json:"stars_count"`
+	Forks         int64     `json:"forks_count"`
+	OpenPulls     int64     `json:"open_pr_counter"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+}
+
+// PullRequest is the documented, trimmed subset of Forgejo's pull request object.
+type PullRequest struct {
+	ID        int64      `json:"id"`
+	Number    int64      `json:"number"`
+	Title     string     `json:"title"`
+	Body      *string    `json:"body,omitempty"`
+	State     string     `json:"state"`
+	Draft     bool       `json:"draft"`
+	Author    string     `json:"author"`
+	HTMLURL   string     `json:"html_url"`
+	Head      Branch     `json:"head"`
+	Base      Branch     `json:"base"`
+	MergeBase string     `json:"merge_base"`
+	Merged    bool       `json:"merged"`
+	MergedAt  *time.Time `json:"merged_at"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	ClosedAt  *time.Time `json:"closed_at"`
+}
+
+// Branch is one side of a pull request.
+type Branch struct {
+	Label        string `json:"label"`
+	Ref          string `json:"ref"`
+	SHA          string `json:"sha"`
+	RepositoryID int64  `json:"repository_id"`
+}
+
+// Page is one page of a native list with the continuation derived from the
+// native X-Total-Count and Link headers.
+type Page[T any] struct {
+	Items    []T    `json:"items"`
+	Page     int64  `json:"page"`
+	NextPage *int64 `json:"next_page"`
+	HasMore  bool   `json:"has_more"`
+	Total    *int64 `json:"total"`
+}
+
+// native shapes: only the members the trimmed types keep are decoded.
+type nativeUser struct {
+	Login string `json:"login"`
+}
+
+type nativeRepo struct {
+	ID            int64      `json:"id"`
+	Owner         nativeUser `json:"owner"`
+	Name          string     `json:"name"`
+	FullName      string     `json:"full_name"`
+	Description   string     `json:"description"`
+	Private       bool       `json:"private"`
+	Fork          bool       `json:"fork"`
+	Archived      bool       `json:"archived"`
+	Empty         bool       `json:"empty"`
+	DefaultBranch string     `json:"default_branch"`
+	HTMLURL       string     `json:"html_url"`
+	CloneURL      string     `json:"clone_url"`
+	Stars         int64      `json:"stars_count"`
+	Forks         int64      `json:"forks_count"`
+	OpenPulls     int64      `json:"open_pr_counter"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+}
+
+func (n nativeRepo) trim() Repository {
+	return Repository{ID: n.ID, Owner: n.Owner.Login, Name: n.Name, FullName: n.FullName,
+		Description: n.Description, Private: n.Private, Fork: n.Fork, Archived: n.Archived,
+		Empty: n.Empty, DefaultBranch: n.DefaultBranch, HTMLURL: n.HTMLURL, CloneURL: n.CloneURL,
+		Stars: n.Stars, Forks: n.Forks, OpenPulls: n.OpenPulls, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
+}
+
+type nativeBranch struct {
+	Label  string `json:"label"`
+	Ref    string `json:"ref"`
+	SHA    string `json:"sha"`
+	RepoID int64  `json:"repo_id"`
+}
+
+type nativePull struct {
+	ID        int64        `json:"id"`
+	Number    int64        `json:"number"`
+	Title     string       `json:"title"`
+	Body      string       `json:"body"`
+	State     string       `json:"state"`
+	Draft     bool         `json:"draft"`
+	User      nativeUser   `json:"user"`
+	HTMLURL   string       `json:"html_url"`
+	Head      nativeBranch `json:"head"`
+	Base      nativeBranch `json:"base"`
+	MergeBase string       `json:"merge_base"`
+	Merged    bool         `json:"merged"`
+	MergedAt  *time.Time   `json:"merged_at"`
+	CreatedAt time.Time    `json:"created_at"`
+	UpdatedAt time.Time    `json:"updated_at"`
+	ClosedAt  *time.Time   `json:"closed_at"`
+}
+
+func (n nativePull) trim(withBody bool) PullRequest {
+	p := PullRequest{ID: n.ID, Number: n.Number, Title: n.Title, State: n.State, Draft: n.Draft,
+		Author: n.User.Login, HTMLURL: n.HTMLURL, MergeBase: n.MergeBase, Merged: n.Merged,
+		MergedAt: n.MergedAt, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, ClosedAt: n.ClosedAt,
+		Head: Branch{Label: n.Head.Label, Ref: n.Head.Ref, SHA: n.Head.SHA, RepositoryID: n.Head.RepoID},
+		Base: Branch{Label: n.Base.Label, Ref: n.Base.Ref, SHA: n.Base.SHA, RepositoryID: n.Base.RepoID}}
+	if withBody {
+		b := n.Body
+		p.Body = &b
+	}
+	return p
+}
+
+// SearchRepositories is GET /api/v1/repos/search?q=…&limit=30&page=….
+func (c *Client) SearchRepositories(ctx context.Context, q string, page int64) (*Page[Repository], error) {
+	var out struct {
+		OK   bool         `json:"ok"`
+		Data []nativeRepo `json:"data"`
+	}
+	h, err := c.getJSON(ctx, listQuery(page, url.Values{"q": {q}}), &out, "api", "v1", "repos", "search")
+	if err != nil {
+		return nil, err
+	}
+	if !out.OK {
+		return nil, toolerr.New(toolerr.UpstreamMalformed, "Forgejo search answered ok=false")
+	}
+	items := make([]Repository, 0, len(out.Data))
+	for _, r := range out.Data {
+		items = append(items, r.trim())
+	}
+	return newPage(items, page, h), nil
+}
+
+// GetRepository is GET /api/v1/repos/{owner}/{repo}.
+func (c *Client) GetRepository(ctx context.Context, owner, repo string) (*Repository, error) {
+	var out nativeRepo
+	if _, err := c.getJSON(ctx, nil, &out, "api", "v1", "repos", owner, repo); err != nil {
+		return nil, err
+	}
+	r := out.trim()
+	return &r, nil
+}
+
+// ListPullRequests is GET /api/v1/repos/{owner}/{repo}/pulls?state=…&page=….
+func (c *Client) ListPullRequests(ctx context.Context, owner, repo, state string, page int64) (*Page[PullRequest], error) {
+	extra := url.Values{}
+	if state != "" {
+		extra.Set("state", state)
+	}
+	var out []nativePull
+	h, err := c.getJSON(ctx, listQuery(page, extra), &out, "api", "v1", "repos", owner, repo, "pulls")
+	if err != nil {
+		return nil, err
+	}
+	items := make([]PullRequest, 0, len(out))
+	for _, p := range out {
+		items = append(items, p.trim(false))
+	}
+	return newPage(items, page, h), nil
+}
+
+// GetPullRequest is GET /api/v1/repos/{owner}/{repo}/pulls/{index}.
+func (c *Client) GetPullRequest(ctx context.Context, owner, repo string, index int64) (*PullRequest, error) {
+	var out nativePull
+	if _, err := c.getJSON(ctx, nil, &out, "api", "v1", "repos", owner, repo, "pulls", strconv.FormatInt(index, 10)); err != nil {
+		return nil, err
+	}
+	p := out.trim(true)
+	return &p, nil
+}
+
+func listQuery(page int64, extra url.Values) url.Values {
+	q := url.Values{"limit": {strconv.Itoa(PageWidth)}, "page": {strconv.FormatInt(page, 10)}}
+	for k, v := range extra {
+		q[k] = v
+	}
+	return q
+}
