@@ -22,28 +22,6 @@ const (
 	commitEmail = "emulator@forgejo.invalid"
 )
 
-// initBare creates the bare repository with its object format and HEAD.
-func (e *Emulator) initBare(gitDir, objectFormat, defaultBranch string) error {
-	if err := os.MkdirAll(gitDir, 0o755); err != nil {
-		return err
-	}
-	_, err := e.run(context.Background(), gitCmd{dir: gitDir, args: []string{
-		"init", "--quiet", "--bare", "--template=", "--object-format=" + objectFormat, "--initial-branch=" + defaultBranch, gitDir,
-	}})
-	return err
-}
-
-// checkBranchName refuses what git refuses as refs/heads/<name>, and NUL.
-func (r *Repo) checkBranchName(name string) error {
-	if name == "" || strings.ContainsRune(name, 0) {
-		return fmt.Errorf("%w: branch name %q", ErrInvalid, name)
-	}
-	if _, err := r.e.run(context.Background(), gitCmd{dir: r.gitDir, args: []string{"check-ref-format", "refs/heads/" + name}}); err != nil {
-		return fmt.Errorf("%w: branch name %q", ErrInvalid, name)
-	}
-	return nil
-}
-
 // Commit makes a commit on branch whose parent is the branch's tip (a root
 // commit if the branch does not exist yet), with the tip's tree plus files
 // (written as regular 0644 blobs, content as is) minus deletes, and moves the
@@ -52,7 +30,7 @@ func (r *Repo) checkBranchName(name string) error {
 // path bytes git accepts work. A rename is a delete plus a file with the same
 // content. Dates are fixed per repository, so equal inputs give equal OIDs.
 func (r *Repo) Commit(branch string, files map[string][]byte, deletes []string, message string) (string, error) {
-	if err := r.checkBranchName(branch); err != nil {
+	if err := checkBranchName(branch); err != nil {
 		return "", err
 	}
 	for p := range files {
@@ -191,7 +169,7 @@ func oidLength(objectFormat string) int {
 
 // Branch creates newBranch at the tip of the existing branch from.
 func (r *Repo) Branch(newBranch, from string) error {
-	if err := r.checkBranchName(newBranch); err != nil {
+	if err := checkBranchName(newBranch); err != nil {
 		return err
 	}
 	tip, err := r.Tip(from)

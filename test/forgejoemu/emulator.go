@@ -43,6 +43,8 @@ type Emulator struct {
 
 	mu sync.Mutex
 	st state
+
+	tplMu sync.Mutex // serializes creating the git init templates
 }
 
 // Start creates the emulator's directory and starts serving HTTP/1.1 on

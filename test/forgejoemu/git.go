@@ -165,15 +165,28 @@ func (r *Repo) tips(ctx context.Context, head, base string) (string, string, err
 
 // mergeBase is Forgejo's TestPatch merge base: git merge-base of base and
 // head, or the base commit itself when they share no history.
+// Commits are immutable, so results are memoized by (repository, base, head).
 func (r *Repo) mergeBase(ctx context.Context, base, head string) (string, error) {
+	key := strconv.FormatInt(r.id, 10) + " " + base + " " + head
+	r.e.mu.Lock()
+	mb, ok := r.e.st.mergeBases[key]
+	r.e.mu.Unlock()
+	if ok {
+		return mb, nil
+	}
 	out, err := r.e.run(ctx, gitCmd{dir: r.gitDir, args: []string{"merge-base", "--", base, head}})
-	if err != nil {
-		if exitCode(err) == 1 {
-			return base, nil
-		}
+	switch {
+	case err == nil:
+		mb = strings.TrimSpace(string(out))
+	case exitCode(err) == 1:
+		mb = base
+	default:
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	r.e.mu.Lock()
+	r.e.st.mergeBases[key] = mb
+	r.e.mu.Unlock()
+	return mb, nil
 }
 
 // updateRef moves ref to newOID if it still points at oldOID ("" = must not

@@ -79,7 +79,7 @@ func (e *Emulator) CreateRepo(owner, name string, opts RepoOptions) (*Repo, erro
 	e.st.repos[repoKey(owner, name)] = r
 	e.mu.Unlock()
 
-	if err := r.checkBranchName(opts.DefaultBranch); err != nil {
+	if err := checkBranchName(opts.DefaultBranch); err != nil {
 		e.dropRepo(r)
 		return nil, err
 	}

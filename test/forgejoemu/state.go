@@ -143,32 +143,34 @@ type token struct {
 // state is everything the emulator knows, guarded by Emulator.mu. No git
 // command runs while the lock is held.
 type state struct {
-	users     map[string]*User // by lower-case login
-	usersByID map[int64]*User
-	repos     map[string]*Repo // by lower-case "owner/name"
-	tokens    map[string]*token
-	passwords map[int64]string
-	nextUser  int64
-	nextRepo  int64
-	nextPull  int64
-	ticks     int64
-	faults    map[string]*faultEntry
-	requests  []Recorded
-	stats     map[string]diffStat
+	users      map[string]*User // by lower-case login
+	usersByID  map[int64]*User
+	repos      map[string]*Repo // by lower-case "owner/name"
+	tokens     map[string]*token
+	passwords  map[int64]string
+	nextUser   int64
+	nextRepo   int64
+	nextPull   int64
+	ticks      int64
+	faults     map[string]*faultEntry
+	requests   []Recorded
+	stats      map[string]diffStat // by repository, merge base, head
+	mergeBases map[string]string   // by repository, base, head
 }
 
 func newState() state {
 	return state{
-		users:     map[string]*User{},
-		usersByID: map[int64]*User{},
-		repos:     map[string]*Repo{},
-		tokens:    map[string]*token{},
-		passwords: map[int64]string{},
-		nextUser:  firstUserID,
-		nextRepo:  firstRepoID,
-		nextPull:  firstPullID,
-		faults:    map[string]*faultEntry{},
-		stats:     map[string]diffStat{},
+		users:      map[string]*User{},
+		usersByID:  map[int64]*User{},
+		repos:      map[string]*Repo{},
+		tokens:     map[string]*token{},
+		passwords:  map[int64]string{},
+		nextUser:   firstUserID,
+		nextRepo:   firstRepoID,
+		nextPull:   firstPullID,
+		faults:     map[string]*faultEntry{},
+		stats:      map[string]diffStat{},
+		mergeBases: map[string]string{},
 	}
 }
 
