@@ -15,7 +15,7 @@ func basic(user, password string) string {
 // private repositories on the repository routes.
 func TestRepoAccess(t *testing.T) {
 	t.Parallel()
-	e, d := seeded(t)
+	e, d := sharedDemo(t)
 	const pub, priv = "/api/v1/repos/demo/gateway", "/api/v1/repos/demo/notes"
 	owner := e.IssueToken(d.Owner, "read:repository")
 	revoked := e.IssueToken(d.Reader, "read:repository")
@@ -106,7 +106,7 @@ func userID(t *testing.T, e *Emulator, login string) int64 {
 
 func TestUnknownOwner(t *testing.T) {
 	t.Parallel()
-	e, _ := seeded(t)
+	e, _ := sharedDemo(t)
 	a := get(t, e, "/api/v1/repos/ghost/gateway", "")
 	body := decode[apiNotFound](t, a)
 	if a.status != 404 || body.Message != "GetUserByName" ||
@@ -176,7 +176,7 @@ func TestSearchVisibility(t *testing.T) {
 // TestRepositoryPermissions checks the permissions member per caller.
 func TestRepositoryPermissions(t *testing.T) {
 	t.Parallel()
-	e, d := seeded(t)
+	e, d := sharedDemo(t)
 	tests := []struct {
 		auth string
 		want apiPermission

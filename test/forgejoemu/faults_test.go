@@ -17,7 +17,7 @@ const repoPath = "/api/v1/repos/demo/gateway"
 // chunking, no compression even when the client offers gzip.
 func TestNoFaultFraming(t *testing.T) {
 	t.Parallel()
-	e, _ := seeded(t)
+	e, _ := sharedDemo(t)
 	for _, path := range []string{repoPath, repoPath + "/pulls", repoPath + "/pulls/1", "/api/v1/repos/search", "/api/v1/repos/demo/missing"} {
 		req, _ := http.NewRequest(http.MethodGet, e.URL()+path, nil)
 		req.Header.Set("Accept-Encoding", "gzip")
@@ -40,7 +40,7 @@ func TestNoFaultFraming(t *testing.T) {
 
 func TestFaults(t *testing.T) {
 	t.Parallel()
-	e, _ := seeded(t)
+	e := lightEmu(t)
 	normal := get(t, e, repoPath, "").body
 
 	tests := []struct {
@@ -145,7 +145,7 @@ func TestFaults(t *testing.T) {
 // TestFaultScope checks prefixes, precedence, Times and clearing.
 func TestFaultScope(t *testing.T) {
 	t.Parallel()
-	e, _ := seeded(t)
+	e := lightEmu(t)
 	status := func(path string) int { return get(t, e, path, "").status }
 
 	e.SetFault("/api/v1/repos/search", Fault{Kind: FaultStatus, Status: 500})

@@ -2,11 +2,66 @@ package forgejoemu
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"sync"
 	"testing"
 	"time"
 )
+
+// shared is one seeded emulator for the tests that only read: starting git
+// processes is what costs, so the demo is built once. Tests that change
+// state (faults, new repositories, pull states) start their own.
+var shared struct {
+	once sync.Once
+	e    *Emulator
+	d    *Demo
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.e != nil {
+		if err := shared.e.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close shared emulator:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// sharedDemo returns the shared seeded emulator; callers must not change
+// its repositories, pull requests or faults (adding tokens is fine).
+func sharedDemo(t *testing.T) (*Emulator, *Demo) {
+	t.Helper()
+	shared.once.Do(func() {
+		shared.e, shared.err = Start(Options{})
+		if shared.err == nil {
+			shared.d, shared.err = shared.e.SeedDemo()
+		}
+	})
+	if shared.err != nil {
+		t.Fatalf("shared emulator: %v", shared.err)
+	}
+	return shared.e, shared.d
+}
+
+// lightEmu starts an emulator with demo/gateway holding one commit: enough
+// for tests of framing and faults, at a fraction of SeedDemo's cost.
+func lightEmu(t *testing.T) *Emulator {
+	t.Helper()
+	e := startEmu(t)
+	r, err := e.CreateRepo("demo", "gateway", RepoOptions{Description: "light"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit("main", map[string][]byte{"README.md": []byte("hi\n")}, nil, "init"); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
 
 // startEmu starts an emulator that the test closes.
 func startEmu(t *testing.T) *Emulator {
