@@ -38,7 +38,20 @@ func (e *Emulator) Requests() []Recorded {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]Recorded, len(e.st.requests))
-	copy(out, e.st.requests)
+	for i, r := range e.st.requests {
+		r.Header = r.Header.Clone()
+		r.Query = cloneValues(r.Query)
+		r.Body = append([]byte(nil), r.Body...)
+		out[i] = r
+	}
+	return out
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
 	return out
 }
 
@@ -75,6 +88,7 @@ func (e *Emulator) recordRequests(next http.Handler) http.Handler {
 		e.mu.Lock()
 		e.st.requests = append(e.st.requests, rec)
 		e.mu.Unlock()
+		e.logf("forgejoemu: %s %s", r.Method, r.URL.RequestURI())
 		next.ServeHTTP(w, r)
 	})
 }

@@ -12,12 +12,32 @@ import (
 // handler assembles the whole server:
 //
 //  1. recordRequests first, so every request is seen, faulted or not;
-//  2. applyFaults next, so a fault can replace or reshape any answer;
-//  3. apiHeaders, the headers Forgejo's API middleware adds to everything;
-//  4. the router, whose /api/v1 tree authenticates like Forgejo's apiAuth
+//  2. recoverPanics, so a bug in a route is a 500, not a dropped connection;
+//  3. applyFaults next, so a fault can replace or reshape any answer;
+//  4. apiHeaders, the headers Forgejo's API middleware adds to everything;
+//  5. the router, whose /api/v1 tree authenticates like Forgejo's apiAuth
 //     (a bad credential is 401 on every API path, known or not).
 func (e *Emulator) handler() http.Handler {
-	return e.recordRequests(e.applyFaults(apiHeaders(e.router())))
+	return e.recordRequests(e.recoverPanics(e.applyFaults(apiHeaders(e.router()))))
+}
+
+// recoverPanics turns a panic in a route into Forgejo's 500 body (when
+// nothing was sent yet) and a log line. http.ErrAbortHandler passes through.
+func (e *Emulator) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			e.logf("forgejoemu: panic in %s %s: %v", r.Method, r.URL.Path, v)
+			e.writeError(w, http.StatusInternalServerError, "")
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // router is the one route table. Route groups mirror Forgejo's: everything
