@@ -135,6 +135,7 @@ func (e *Emulator) logf(format string, args ...any) {
 // logfWriter adapts Logf to the io.Writer a log.Logger needs.
 type logfWriter struct{ logf func(string, ...any) }
 
+// Write logs p as one line.
 func (w logfWriter) Write(p []byte) (int, error) {
 	w.logf("%s", p)
 	return len(p), nil

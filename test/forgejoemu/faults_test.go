@@ -58,7 +58,10 @@ func TestFaults(t *testing.T) {
 				t.Errorf("status %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
 			}
 		}},
-		{"gzip", Fault{Kind: FaultGzip}, func(t *testing.T, resp *http.Response, body []byte, err error, _ time.Duration) {
+		{"gzip", Fault{Kind: FaultGzip}, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration) {
+			if readErr != nil {
+				t.Fatal(readErr)
+			}
 			if resp.Header.Get("Content-Encoding") != "gzip" || resp.ContentLength != int64(len(body)) {
 				t.Fatalf("CE %q CL %d for %d bytes", resp.Header.Get("Content-Encoding"), resp.ContentLength, len(body))
 			}

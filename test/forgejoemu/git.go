@@ -82,6 +82,7 @@ type GitError struct {
 	Stderr string
 }
 
+// Error renders the command, its error and its stderr.
 func (g *GitError) Error() string {
 	return fmt.Sprintf("git %s: %v: %s", strings.Join(g.Args, " "), g.Err, g.Stderr)
 }

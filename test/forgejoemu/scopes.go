@@ -35,6 +35,7 @@ const (
 	levelWrite
 )
 
+// String is the level as it appears in a scope name.
 func (l scopeLevel) String() string {
 	if l == levelWrite {
 		return "write"
