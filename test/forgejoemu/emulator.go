@@ -13,6 +13,9 @@ import (
 	"time"
 )
 
+// closeWait bounds how long Close waits for running routes.
+const closeWait = 10 * time.Second
+
 // Options configures an emulator.
 type Options struct {
 	// Dir is where the repositories live. Empty means a fresh temporary
@@ -28,15 +31,16 @@ type Options struct {
 
 // Emulator is a running Forgejo Core emulator on a loopback port.
 type Emulator struct {
-	opts   Options
-	dir    string
-	ownDir bool
-	home   string // HOME for git, so no user configuration leaks in
-	origin string
-	ln     net.Listener
-	srv    *http.Server
-	served chan struct{}
-	done   chan struct{} // closed by Close; aborts sleeping faults
+	opts     Options
+	dir      string
+	ownDir   bool
+	home     string // HOME for git, so no user configuration leaks in
+	origin   string
+	ln       net.Listener
+	srv      *http.Server
+	served   chan struct{}
+	done     chan struct{} // closed by Close; aborts sleeping faults
+	inflight routeTracker  // routes still running
 
 	closeOnce sync.Once
 	closeErr  error
@@ -116,6 +120,13 @@ func (e *Emulator) Close() error {
 		close(e.done)
 		err := e.srv.Close()
 		<-e.served
+		// Closing connections does not stop handlers; wait (boundedly) so
+		// none logs or touches the directory after Close returns.
+		select {
+		case <-e.inflight.close():
+		case <-time.After(closeWait):
+			e.logf("forgejoemu: Close: routes still running after %v", closeWait)
+		}
 		if e.ownDir {
 			if rerr := os.RemoveAll(e.dir); rerr != nil && err == nil {
 				err = rerr
@@ -130,6 +141,49 @@ func (e *Emulator) logf(format string, args ...any) {
 	if e.opts.Logf != nil {
 		e.opts.Logf(format, args...)
 	}
+}
+
+// routeTracker counts running routes so Close can wait for them; once
+// closed it admits no more.
+type routeTracker struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	idle   chan struct{}
+}
+
+func (t *routeTracker) enter() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.n++
+	return true
+}
+
+func (t *routeTracker) leave() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n--
+	if t.n == 0 && t.idle != nil {
+		close(t.idle)
+		t.idle = nil
+	}
+}
+
+// close admits no more routes and returns a channel closed when none runs.
+func (t *routeTracker) close() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	ch := make(chan struct{})
+	if t.n == 0 {
+		close(ch)
+	} else {
+		t.idle = ch
+	}
+	return ch
 }
 
 // logfWriter adapts Logf to the io.Writer a log.Logger needs.

@@ -66,6 +66,11 @@ func (e *Emulator) ResetRequests() {
 // body is read up to the bound and put back in front of the rest.
 func (e *Emulator) recordRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !e.inflight.enter() {
+			http.Error(w, "emulator closed", http.StatusServiceUnavailable)
+			return
+		}
+		defer e.inflight.leave()
 		rec := Recorded{
 			Method:   r.Method,
 			Path:     r.URL.EscapedPath(),
