@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -54,7 +55,7 @@ type Emulator struct {
 // Start creates the emulator's directory and starts serving HTTP/1.1 on
 // 127.0.0.1 at a free port.
 func Start(opts Options) (*Emulator, error) {
-	if _, err := gitVersion(); err != nil {
+	if _, err := exec.LookPath("git"); err != nil {
 		return nil, fmt.Errorf("forgejoemu: git is required: %w", err)
 	}
 	e := &Emulator{opts: opts, st: newState(), served: make(chan struct{}), done: make(chan struct{})}

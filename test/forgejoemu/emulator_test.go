@@ -3,6 +3,7 @@ package forgejoemu
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -61,6 +62,18 @@ func TestLifecycle(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "team", "kept.git", "HEAD")); err != nil {
 		t.Errorf("given directory not kept: %v", err)
+	}
+	// A new emulator on the same directory does not adopt old repositories.
+	e3, err := Start(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e3.Close()
+	if _, err := e3.CreateRepo("team", "kept", RepoOptions{}); !errors.Is(err, ErrExists) {
+		t.Errorf("CreateRepo over an old repository: %v, want ErrExists", err)
+	}
+	if _, err := e3.CreateRepo("team", "kept", RepoOptions{}); !errors.Is(err, ErrExists) {
+		t.Errorf("second attempt: %v, want ErrExists", err)
 	}
 }
 

@@ -16,12 +16,6 @@ import (
 // gitTimeout bounds one git command run by the emulator.
 const gitTimeout = 2 * time.Minute
 
-// gitVersion checks that git runs and returns its version line.
-func gitVersion() (string, error) {
-	out, err := exec.Command("git", "version").Output()
-	return strings.TrimSpace(string(out)), err
-}
-
 // gitEnv is the whole environment of every git command: no system, global
 // or user configuration, a C locale and UTC, so output is reproducible.
 func (e *Emulator) gitEnv(gitDir string, extra ...string) []string {

@@ -83,6 +83,14 @@ func (e *Emulator) CreateRepo(owner, name string, opts RepoOptions) (*Repo, erro
 		e.dropRepo(r)
 		return nil, err
 	}
+	// A directory left by an earlier emulator on the same Options.Dir would
+	// mix old refs into the new repository.
+	if _, err := os.Stat(r.gitDir); err == nil {
+		e.mu.Lock()
+		delete(e.st.repos, repoKey(owner, name))
+		e.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s exists on disk", ErrExists, r.gitDir)
+	}
 	if err := e.initBare(r.gitDir, opts.ObjectFormat, opts.DefaultBranch); err != nil {
 		e.dropRepo(r)
 		return nil, fmt.Errorf("forgejoemu: init %s: %w", r.FullName(), err)
