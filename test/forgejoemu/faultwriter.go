@@ -70,8 +70,13 @@ func (fw *faultWriter) Write(p []byte) (int, error) {
 	return fw.send(p)
 }
 
-// Flush is a no-op while buffering; the fault decides when bytes move.
-func (fw *faultWriter) Flush() {}
+// Flush passes a streaming route's flush on; while buffering it does
+// nothing, and the fault decides when bytes move.
+func (fw *faultWriter) Flush() {
+	if fw.emitted && !fw.buffered && !fw.dead {
+		fw.flush()
+	}
+}
 
 // finish sends a buffered answer once the route has returned.
 func (fw *faultWriter) finish() {
