@@ -24,4 +24,13 @@
 // bodies), pagination.go, repos.go and pulls.go (domain and handlers),
 // convert.go (Forgejo's JSON shapes), git.go (git plumbing), faults.go and
 // faultwriter.go, record.go, seed.go.
+//
+// Adding a route: register it in router (routes.go) inside the group whose
+// scope category Forgejo uses for it, so requireScope and, under
+// /repos/{owner}/{repo}, repoAssignment have run; read callerFrom and
+// repoFrom from the request context; answer with writeJSON, writeError or
+// writeNotFound, and for lists parseListOptions, listOptions.bounds and
+// setPaginationHeaders. A route that streams a large body sets
+// Content-Length before writing, so faults stream it instead of buffering.
+// Never run git while holding Emulator.mu.
 package forgejoemu
