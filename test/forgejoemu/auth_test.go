@@ -144,6 +144,10 @@ func TestSearchVisibility(t *testing.T) {
 		{"sort by id descending", "sort=id&order=desc", tokenAuth(d.ReaderToken), []string{"demo/notes", "demo/gateway"}},
 		{"no forks", "mode=fork", "", nil},
 		{"uid", "uid=" + fmt.Sprint(userID(t, e, d.Owner)), "", []string{"demo/gateway"}},
+		{"uid of a collaborator", "uid=" + fmt.Sprint(userID(t, e, d.Reader)), tokenAuth(d.ReaderToken), []string{"demo/notes"}},
+		{"uid, collaborations only", "mode=collaborative&uid=" + fmt.Sprint(userID(t, e, d.Owner)), tokenAuth(d.ReaderToken), nil},
+		{"uid, owned only", "exclusive=true&uid=" + fmt.Sprint(userID(t, e, d.Reader)), tokenAuth(d.ReaderToken), nil},
+		{"collaborative without uid filters nothing", "mode=collaborative", "", []string{"demo/gateway"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

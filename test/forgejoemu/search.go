@@ -23,6 +23,7 @@ func formBool(v string) bool {
 // handleRepoSearch is GET /repos/search with Forgejo's semantics for q
 // (comma-separated substrings of the lower-case name, or "owner/name"),
 // includeDesc, private, is_private, mode, exclusive, uid, sort and order.
+// Without uid, mode=collaborative only excludes mirrors (none here), as in Forgejo.
 // Anonymous callers and public-only tokens see public repositories only;
 // a signed-in caller also sees private ones they own or collaborate on.
 func (e *Emulator) handleRepoSearch(w http.ResponseWriter, r *http.Request) {
@@ -64,11 +65,7 @@ func (e *Emulator) handleRepoSearch(w http.ResponseWriter, r *http.Request) {
 		if mode == "fork" || mode == "mirror" {
 			continue // the emulator has neither forks nor mirrors
 		}
-		isCollab := uid > 0 && repo.isCollaboratorLocked(e.st.usersByID[uid])
-		if uid > 0 && repo.owner.ID != uid && (!isCollab || formBool(q.Get("exclusive"))) {
-			continue
-		}
-		if mode == "collaborative" && !repo.isCollaboratorLocked(c.user) {
+		if uid > 0 && !ownerFilter(repo, e.st.usersByID[uid], mode == "collaborative", formBool(q.Get("exclusive"))) {
 			continue
 		}
 		if keyword != "" && !keywordMatch(repo, keyword, includeDesc) {
@@ -95,6 +92,25 @@ func (e *Emulator) handleRepoSearch(w http.ResponseWriter, r *http.Request) {
 
 	e.setPaginationHeaders(w, r, len(hits), opts)
 	e.writeJSON(w, http.StatusOK, searchResults{OK: true, Data: data})
+}
+
+// ownerFilter is Forgejo's uid condition: repositories the user owns or
+// collaborates on; only owned ones with exclusive, only collaborations (not
+// owned) with mode=collaborative. Callers hold e.mu.
+func ownerFilter(r *Repo, u *User, collaborative, exclusive bool) bool {
+	if u == nil {
+		return false
+	}
+	owned := r.owner == u
+	collab := !owned && r.isCollaboratorLocked(u)
+	switch {
+	case collaborative:
+		return collab
+	case exclusive:
+		return owned
+	default:
+		return owned || collab
+	}
 }
 
 // keywordMatch is Forgejo's keyword condition without topics: any
