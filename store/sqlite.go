@@ -83,7 +83,7 @@ func openSQLite(ctx context.Context, target string, isPath bool) (Store, error) 
 	db.SetMaxOpenConns(sqliteMaxConns)
 	db.SetMaxIdleConns(sqliteMaxConns)
 	s := newSQLStore(db, sqliteDialect{})
-	if err := s.Ping(ctx); err != nil {
+	if err := pingSQLite(ctx, s); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -92,6 +92,26 @@ func openSQLite(ctx context.Context, target string, isPath bool) (Store, error) 
 		return nil, err
 	}
 	return s, nil
+}
+
+// pingSQLite opens the first connection, retrying while the file is busy.
+// Switching a new database to WAL takes an exclusive lock without waiting
+// through the busy handler, so processes creating the same file at once
+// can see SQLITE_BUSY here even with a busy timeout.
+func pingSQLite(ctx context.Context, s *sqlStore) error {
+	deadline := time.Now().Add(sqliteBusyTimeout)
+	for {
+		err := s.Ping(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // sqliteDialect is the SQLite side of dialect.
