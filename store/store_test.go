@@ -19,8 +19,8 @@ const (
 	sha2 = "89abcdef0123456789abcdef0123456789abcdef"
 )
 
-// suite is the behaviour both backends must share. Each case gets the same
-// store as the others of its backend and creates its own rows.
+// suite is the behaviour both backends must share. Each case runs on a fresh
+// store of each backend.
 var suite = []struct {
 	name string
 	run  func(t *testing.T, s store.Store)
@@ -45,11 +45,12 @@ var suite = []struct {
 }
 
 func TestStore(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s store.Store) {
-		for _, tc := range suite {
-			t.Run(tc.name, func(t *testing.T) { tc.run(t, s) })
-		}
-	})
+	for _, tc := range suite {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			storetest.Each(t, tc.run)
+		})
+	}
 }
 
 // result carries a (value, error) pair to must, since Go passes a
