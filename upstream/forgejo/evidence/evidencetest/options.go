@@ -36,6 +36,10 @@ func Trailing(s string) Option { return func(p *plan) { p.trailing = s } }
 // fault (the entity cut inside "data" when n falls there).
 func TruncateTo(n int64) Option { return func(p *plan) { p.truncate = n } }
 
+// TruncateBy cuts the last k bytes of the entity: a valid prefix with its
+// closure (or more) missing.
+func TruncateBy(k int64) Option { return func(p *plan) { p.truncateBy = k } }
+
 // Override replaces the value at a dotted member path ("repository.id",
 // "data") with raw, which is written verbatim (e.g. `"42"`, `4.2e1`,
 // `null`, `{}`): wrong JSON types, wrong schema or profile strings, escapes.

@@ -17,7 +17,7 @@ import (
 type plan struct {
 	dataFirst, spaced              bool
 	trailing                       string
-	truncate                       int64
+	truncate, truncateBy           int64
 	ops                            []op
 	wrongSHA, wrongCount           bool
 	corruptAt, invalidAt, escapeAt int64
@@ -251,7 +251,7 @@ func (p *plan) renderNode(b *bytes.Buffer, n *node, depth int) {
 
 // build checks that the options apply to e and renders the metadata.
 func build(e Entity, opts []Option) (*plan, error) {
-	p := &plan{truncate: -1, corruptAt: -1, invalidAt: -1, escapeAt: -1}
+	p := &plan{truncate: -1, truncateBy: -1, corruptAt: -1, invalidAt: -1, escapeAt: -1}
 	for _, o := range opts {
 		o(p)
 	}
@@ -278,7 +278,18 @@ func build(e Entity, opts []Option) (*plan, error) {
 		p.prefix = append(p.prefix, p.trailing...)
 	}
 	p.byteCount = n
+	if p.truncateBy >= 0 {
+		cut := max(0, p.fullLen()-p.truncateBy)
+		if p.truncate < 0 || cut < p.truncate {
+			p.truncate = cut
+		}
+	}
 	return p, nil
+}
+
+// fullLen is the untruncated entity length.
+func (p *plan) fullLen() int64 {
+	return int64(len(p.prefix)) + p.dataLen() + int64(len(p.suffix))
 }
 
 // dataLen is the exact length of the written base64 text.

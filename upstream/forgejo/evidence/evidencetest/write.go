@@ -22,7 +22,7 @@ func Len(e Entity, opts ...Option) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := int64(len(p.prefix)) + p.dataLen() + int64(len(p.suffix))
+	n := p.fullLen()
 	if p.truncate >= 0 && p.truncate < n {
 		n = p.truncate
 	}
