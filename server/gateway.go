@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/forgejotools"
@@ -27,6 +28,7 @@ type Gateway struct {
 	metrics  *upstreamMetrics
 	forgejo  *forgejo.Client
 	forgejoC *catalog.Catalog
+	redis    redis.UniversalClient // nil: budgets in memory
 	ready    []readinessCheck
 	closers  []func() error
 }
@@ -49,6 +51,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		}))
 	}
 	g.forgejoC = forgejoCatalog(g.forgejo)
+	if cfg.RedisURL != "" {
+		if err := g.openRedis(ctx); err != nil {
+			g.Close()
+			return nil, err
+		}
+	}
 	return g, nil
 }
 

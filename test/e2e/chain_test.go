@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // TestBodyLimit: 1 MiB bodies are accepted by the chain, one byte more is
@@ -106,5 +107,36 @@ func TestCanaryTokenNeverLogged(t *testing.T) {
 	}
 	if strings.Contains(logs, canary) || strings.Contains(logs, "c0ffeec0ffee") {
 		t.Fatalf("the canary token appears in the logs:\n%s", logs)
+	}
+}
+
+// TestSharedBudgetsAcrossReplicas: two gateway processes on one Redis spend
+// one budget per caller: a budget spent on A is refused on B.
+func TestSharedBudgetsAcrossReplicas(t *testing.T) {
+	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	env := map[string]string{
+		"AGENT_GATEWAY_FORGEJO_ORIGIN":            emu.URL(),
+		"AGENT_GATEWAY_RATELIMIT_REDIS_URL":       "redis://127.0.0.1:6379/0",
+		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE": "4",
+	}
+	requireRedis(t)
+	a := gatewaytest.Start(t, gatewaytest.Options{Env: env})
+	b := gatewaytest.Start(t, gatewaytest.Options{Env: env})
+	// A fresh caller key per run, so earlier runs in the same minute do not count.
+	bearer := "Bearer replica-test-" + randomHex(t)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for i, gw := range []string{a.URL, b.URL, a.URL, b.URL} {
+		if resp, out := postRPC(t, gw+"/mcp/forgejo", list, map[string]string{"Authorization": bearer}); resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d %s", i, resp.StatusCode, out)
+		}
+	}
+	for _, gw := range []string{a.URL, b.URL} {
+		if resp, _ := postRPC(t, gw+"/mcp/forgejo", list, map[string]string{"Authorization": bearer}); resp.StatusCode != 429 {
+			t.Fatalf("%s accepted a request beyond the shared budget: %d", gw, resp.StatusCode)
+		}
 	}
 }
