@@ -38,6 +38,7 @@ func (g *Gateway) openRedis(ctx context.Context) error {
 func (g *Gateway) budgetOptions(endpoint string) middleware.BudgetOptions {
 	o := middleware.BudgetOptions{
 		ReadPerWindow: g.cfg.ReadPerMinute, WritePerWindow: g.cfg.WritePerMinute, Window: time.Minute,
+		Rejected: func(budget string) { g.budgetRejections.WithLabelValues(endpoint, budget).Inc() },
 	}
 	if g.redis != nil {
 		o.NewCounter = func(budget string) httprate.LimitCounter {

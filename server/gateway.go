@@ -29,8 +29,10 @@ type Gateway struct {
 	forgejo  *forgejo.Client
 	forgejoC *catalog.Catalog
 	redis    redis.UniversalClient // nil: budgets in memory
-	ready    []readinessCheck
-	closers  []func() error
+	// budgetRejections counts 429s by endpoint catalog and budget.
+	budgetRejections *prometheus.CounterVec
+	ready            []readinessCheck
+	closers          []func() error
 }
 
 type readinessCheck struct {
@@ -45,6 +47,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	g.registry.MustRegister(buildInfo())
 	g.metrics = newUpstreamMetrics(g.registry)
+	g.budgetRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agent_gateway_budget_rejections_total",
+		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write).",
+	}, []string{"catalog", "budget"})
+	g.registry.MustRegister(g.budgetRejections)
 	if cfg.ForgejoOrigin != nil {
 		g.forgejo = forgejo.New(upstream.New(upstream.Config{
 			Name: "forgejo", Origin: cfg.ForgejoOrigin, IOTimeout: cfg.ForgejoIOTimeout, Observer: g.metrics,
