@@ -72,7 +72,7 @@ func forgejoCatalog(c *forgejo.Client) *catalog.Catalog {
 	return catalog.New("agent-gateway-forgejo", Version,
 		"Read a Forgejo forge: search repositories, read repositories and pull requests. "+
 			"Without a bearer token only the public read tools are offered.",
-		forgejotools.AnonymousTools(c)...)
+		append(forgejotools.AnonymousTools(c), forgejotools.GrantTools(c)...)...)
 }
 
 // Close releases what New opened.

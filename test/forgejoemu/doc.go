@@ -33,4 +33,52 @@
 // setPaginationHeaders. A route that streams a large body sets
 // Content-Length before writing, so faults stream it instead of buffering.
 // Never run git while holding Emulator.mu.
+//
+// # Agent work grants (seed 004)
+//
+// grants.go, grants_json.go, grants_routes.go and grants_faults.go add
+// Core's native agent work grants. Their JSON is not public Forgejo API; it
+// is designed from seed 004 and is this:
+//
+//	GET  /api/v1/agent-work-grants?limit=&page=&state=   → [grant…] with X-Total-Count and Link
+//	GET  /api/v1/repos/{owner}/{repo}/agent-work-grants/{id}                 → 200 grant
+//	POST …/{id}/confirm  {proposal_schema, proposal_version, proposal_digest} → 200 grant
+//	POST …/{id}/issues   {triple…, request_key, title, body} → 201 new / 200 replay {grant, submission}
+//	GET  …/{id}/submissions/{request_key}                                   → 200 {grant, submission}
+//	GET  /api/v1/repos/{owner}/{repo}/issues/{index}  → Forgejo's issue object (Issues made by submissions)
+//
+//	grant      {id, repository {id, owner, name, full_name, html_url},
+//	            agent {id, login}, prepared_by {id, login}, approved_by {id, login}|null,
+//	            state: awaiting_agent|awaiting_human|active|revoked, state_revision,
+//	            proposal {schema: "agent_work_grant.v1", version: 1, digest: 64 hex, task, summary},
+//	            submission_count, agent_confirmed_at|null, approved_at|null, withdrawn_at|null,
+//	            created_at, updated_at}
+//	submission {request_key, grant_id, repository_id, proposal {schema, version, digest},
+//	            outcome: submitted|issue_deleted|issue_binding_changed,
+//	            review_state: "awaiting_review", issue {id, index, html_url},
+//	            actor {id, login}, created_at}
+//
+// The list holds the caller's grants (it is their agent and still
+// collaborates on the repository), by ID; no state means every state but
+// revoked, "all" means every state. Every route needs a signed-in caller
+// (401). Token scopes: reads need read:repository, receipt and Issue reads
+// also read:issue, confirmation and submission read:repository and
+// write:issue (403 before the route). A repository the caller cannot see
+// is 404; the agent that no longer collaborates, another user (another
+// bot) or a non-agent POST is 403, though repository administrators may
+// read a grant. Confirmation and submission bodies are strict (unknown
+// member, wrong triple, non-canonical request key, empty or over-255-
+// character title: 400). A withdrawn grant, a stale digest, a submission
+// on a grant that is not active, and a request key reused with different
+// content are 409. The state_revision is the server's own counter of state
+// changes; no client sends it.
+//
+// Human operations are Go methods, never HTTP routes: PrepareGrant,
+// ReviseGrant, ApproveGrant, WithdrawGrant, DeleteIssue (the receipt then
+// says issue_deleted, keeps the Issue's historical ID, index and URL, and
+// the key stays used), RebindIssue (issue_binding_changed) and
+// RemoveCollaborator (lost access). SetGrantFault switches faults that act
+// after a route committed (drop the connection, unexpected status,
+// malformed or mutated body, stall); GrantPosts counts the POSTs that
+// arrived; SetGrantPageClamp narrows the list's page width.
 package forgejoemu

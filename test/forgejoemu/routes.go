@@ -52,6 +52,7 @@ func (e *Emulator) router() http.Handler {
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(e.authenticate)
 		r.NotFound(func(w http.ResponseWriter, r *http.Request) { e.writeNotFound(w, "") })
+		e.grantRoutes(r) // agent work grants and their Issues (grants_routes.go)
 		r.Route("/repos", func(r chi.Router) {
 			r.Use(e.requireScope(categoryRepository))
 			r.Get("/search", e.handleRepoSearch)

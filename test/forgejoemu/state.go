@@ -156,6 +156,7 @@ type state struct {
 	requests   []Recorded
 	stats      map[string]diffStat // by repository, merge base, head
 	mergeBases map[string]string   // by repository, base, head
+	grants     *grantState         // agent work grants (grants.go); nil until first use
 }
 
 func newState() state {

@@ -1,0 +1,164 @@
+package forgejotools
+
+import (
+	"context"
+
+	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/upstream"
+	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
+)
+
+// The input rules of seed 004, as argument tags. IDs are positive JSON
+// integers within int64; the triple is exactly agent_work_grant.v1, the
+// integer 1 and 64 lowercase hex; a request key is a canonical lowercase
+// UUIDv4, which the client supplies and the gateway never makes or
+// replaces. Unknown members (a claimed human approval, issuer or agent IDs,
+// sponsorship, scope changes, a state_revision) are refused by args.
+
+type listGrantsArgs struct {
+	Page  *int64  `json:"page" min:"1" desc:"Page number, 1-based; 30 grants per page. Continue with next_page until has_more is false."`
+	State *string `json:"state" enum:"awaiting_agent,awaiting_human,active,revoked,all" desc:"Filter by state; omit for every state but revoked."`
+}
+
+type grantArgs struct {
+	Owner   string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
+	Repo    string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
+	GrantID int64  `json:"grant_id" arg:"required" min:"1" desc:"The grant's native ID (a JSON integer)."`
+}
+
+type confirmGrantArgs struct {
+	Owner           string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
+	Repo            string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
+	GrantID         int64  `json:"grant_id" arg:"required" min:"1" desc:"The grant's native ID (a JSON integer)."`
+	ProposalSchema  string `json:"proposal_schema" arg:"required" enum:"agent_work_grant.v1" desc:"Exactly the proposal.schema read from the grant."`
+	ProposalVersion int64  `json:"proposal_version" arg:"required" min:"1" max:"1" desc:"Exactly the proposal.version read from the grant (the integer 1)."`
+	ProposalDigest  string `json:"proposal_digest" arg:"required" pattern:"^[0-9a-f]{64}$" desc:"Exactly the proposal.digest read from the grant (64 lowercase hex)."`
+}
+
+type submitProposalArgs struct {
+	Owner           string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
+	Repo            string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
+	GrantID         int64  `json:"grant_id" arg:"required" min:"1" desc:"The grant's native ID (a JSON integer)."`
+	ProposalSchema  string `json:"proposal_schema" arg:"required" enum:"agent_work_grant.v1" desc:"Exactly the proposal.schema read from the grant."`
+	ProposalVersion int64  `json:"proposal_version" arg:"required" min:"1" max:"1" desc:"Exactly the proposal.version read from the grant (the integer 1)."`
+	ProposalDigest  string `json:"proposal_digest" arg:"required" pattern:"^[0-9a-f]{64}$" desc:"Exactly the proposal.digest read from the grant (64 lowercase hex)."`
+	RequestKey      string `json:"request_key" arg:"required" pattern:"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$" desc:"Your durable idempotency key: a canonical lowercase UUIDv4 you generated and stored before calling. Reuse it, never replace it, to read back or repeat this submission."`
+	Title           string `json:"title" arg:"required" desc:"Issue title (whole text; Core validates it)."`
+	Body            string `json:"body" arg:"required" desc:"Issue body (whole text; no gateway cap beyond the 1 MiB request)."`
+}
+
+type submissionArgs struct {
+	Owner      string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
+	Repo       string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
+	GrantID    int64  `json:"grant_id" arg:"required" min:"1" desc:"The grant's native ID (a JSON integer)."`
+	RequestKey string `json:"request_key" arg:"required" pattern:"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$" desc:"The same request_key the submission used."`
+}
+
+// Grant tools need a caller whose bearer Forgejo judges; Forgejo enforces
+// its own token scopes (read:repository, write:issue), so the gateway
+// declares none. Confirmation and submission spend the write budget.
+var (
+	grantReadPolicy  = middleware.ToolPolicy{}
+	grantWritePolicy = middleware.ToolPolicy{Write: true}
+)
+
+// GrantTools returns the five authenticated agent work-grant tools of seed
+// 004. Each forwards the caller's own credential (the HTTP bearer, or the
+// stdio process's configured one) and nothing else; the human steps
+// (preparation, approval, withdrawal) are not tools: they stay native
+// browser-session operations of Core.
+func GrantTools(c *forgejo.Client) []catalog.Tool {
+	return []catalog.Tool{
+		catalog.Typed(catalog.Tool{
+			Name: "list_agent_work_grants", Title: "List agent work grants",
+			Description: "List the agent work grants that name you (the authenticated bot), 30 per page, optionally by state " +
+				"(awaiting_agent, awaiting_human, active, revoked, all; default: all but revoked). Continue with next_page until " +
+				"has_more is false. Pages are current observations (snapshot: false), not an atomic list.",
+			Policy: grantReadPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+		}, func(ctx context.Context, in listGrantsArgs) (any, error) {
+			cred, err := grantCaller(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			state := ""
+			if in.State != nil {
+				state = *in.State
+			}
+			return c.ListAgentWorkGrants(ctx, cred, state, pageOf(in.Page))
+		}),
+		catalog.Typed(catalog.Tool{
+			Name: "get_agent_work_grant", Title: "Get agent work grant",
+			Description: "Read one agent work grant: its state, the bot it names, and the proposal (schema, version, digest, " +
+				"task and summary text) you must repeat exactly to confirm or submit.",
+			Policy: grantReadPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+		}, func(ctx context.Context, in grantArgs) (any, error) {
+			cred, err := grantCaller(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			return c.GetAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID)
+		}),
+		catalog.Typed(catalog.Tool{
+			Name: "confirm_agent_work_grant", Title: "Confirm agent work grant",
+			Description: "As the grant's bot, confirm the exact proposal you read (proposal_schema, proposal_version, " +
+				"proposal_digest). Confirmation is not human approval: the grant then awaits a human. Sent once; if the " +
+				"outcome is uncertain, read the grant before deciding whether to confirm again.",
+			Policy: grantWritePolicy, Idempotent: true, OpenWorld: true,
+		}, func(ctx context.Context, in confirmGrantArgs) (any, error) {
+			cred, err := grantCaller(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			return c.ConfirmAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Proposal{
+				Schema: in.ProposalSchema, Version: in.ProposalVersion, Digest: in.ProposalDigest,
+			})
+		}),
+		catalog.Typed(catalog.Tool{
+			Name: "submit_agent_work_proposal", Title: "Submit agent work proposal",
+			Description: "On an active grant, create an Issue with your title and body under your durable request_key " +
+				"(a lowercase UUIDv4 you generated and kept). native_status 201 is a new submission, 200 the committed " +
+				"replay of the same key. Sent once, never retried: on delivery_uncertain read back with " +
+				"get_agent_work_submission using the same key; never make a new key for the same work.",
+			Policy: grantWritePolicy, OpenWorld: true,
+		}, func(ctx context.Context, in submitProposalArgs) (any, error) {
+			cred, err := grantCaller(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			return c.SubmitAgentWorkProposal(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Submission{
+				Proposal:   forgejo.Proposal{Schema: in.ProposalSchema, Version: in.ProposalVersion, Digest: in.ProposalDigest},
+				RequestKey: in.RequestKey, Title: in.Title, Body: in.Body,
+			})
+		}),
+		catalog.Typed(catalog.Tool{
+			Name: "get_agent_work_submission", Title: "Get agent work submission",
+			Description: "Read the receipt of a submission by its request_key: the Issue's ID, index and URL, the outcome " +
+				"(submitted, issue_deleted, issue_binding_changed) and review_state awaiting_review. Use it to reconcile " +
+				"an uncertain submission; it stays readable after the grant is withdrawn.",
+			Policy: grantReadPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+		}, func(ctx context.Context, in submissionArgs) (any, error) {
+			cred, err := grantCaller(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			return c.GetAgentWorkSubmission(ctx, cred, in.Owner, in.Repo, in.GrantID, in.RequestKey)
+		}),
+	}
+}
+
+// grantCaller returns the credential a grant tool forwards: the caller's
+// own (seed 004: the request bearer over HTTP, the process's configured
+// token or Basic credentials over stdio). Without one the tool refuses
+// before any request.
+func grantCaller(ctx context.Context, c *forgejo.Client) (upstream.Credential, error) {
+	if c == nil {
+		return upstream.Credential{}, unconfigured()
+	}
+	cred := middleware.PrincipalFromContext(ctx).ForgejoCredential()
+	if cred.IsZero() {
+		return upstream.Credential{}, toolerr.New(toolerr.Unauthenticated, "this tool needs the caller's Forgejo credential (a bearer token)")
+	}
+	return cred, nil
+}
