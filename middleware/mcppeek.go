@@ -66,27 +66,25 @@ func peekCall(body []byte) (Call, string) {
 	if reason := checkStrict(trimmed); reason != "" {
 		return Call{}, reason
 	}
-	var env struct {
-		Method json.RawMessage `json:"method"`
-		ID     json.RawMessage `json:"id"`
-		Params json.RawMessage `json:"params"`
-	}
-	// Member names are matched exactly: checkStrict has refused any member
-	// whose name differs from a known one only by case.
+	// Members are looked up exactly, as the SDK (which matches struct
+	// fields case-sensitively) looks them up. Decoding into a struct here
+	// would let encoding/json match "paramſ" (long s) or "PARAMS" to params,
+	// and the gate could then judge a different call than the SDK runs.
+	var env map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &env); err != nil {
 		return Call{}, ""
 	}
 	var call Call
-	_ = json.Unmarshal(env.Method, &call.Method)
-	if len(env.ID) > 0 && string(env.ID) != "null" {
-		call.ID = env.ID
+	_ = json.Unmarshal(env["method"], &call.Method)
+	if id := env["id"]; len(id) > 0 && string(id) != "null" {
+		call.ID = id
 	}
 	if call.Method == "tools/call" {
-		var p struct {
-			Name json.RawMessage `json:"name"`
-		}
-		_ = json.Unmarshal(env.Params, &p)
-		if err := json.Unmarshal(p.Name, &call.Tool); err != nil || len(call.Tool) > 128 {
+		var params map[string]json.RawMessage
+		_ = json.Unmarshal(env["params"], &params)
+		name := params["name"]
+		// A JSON null would unmarshal into a string without error.
+		if len(name) == 0 || name[0] != '"' || json.Unmarshal(name, &call.Tool) != nil || len(call.Tool) > 128 {
 			return Call{}, "tools/call needs a string tool name"
 		}
 	}
