@@ -127,8 +127,12 @@ func TestBudgetKeys(t *testing.T) {
 			func(r *budgetRig) int { return r.send("192.0.2.1", alice, "public_read", "1").Code },
 			func(r *budgetRig) int { return r.send("192.0.2.1", bob, "public_read", "1").Code }, http.StatusOK},
 		{"passthrough keyed on its token hash",
-			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("bob-token"), "public_read", "1").Code },
-			func(r *budgetRig) int { return r.send("192.0.2.9", NewPassthrough("bob-token"), "public_read", "1").Code }, http.StatusTooManyRequests},
+			func(r *budgetRig) int {
+				return r.send("192.0.2.1", NewPassthrough("bob-token"), "public_read", "1").Code
+			},
+			func(r *budgetRig) int {
+				return r.send("192.0.2.9", NewPassthrough("bob-token"), "public_read", "1").Code
+			}, http.StatusTooManyRequests},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

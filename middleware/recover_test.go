@@ -17,16 +17,16 @@ func TestRecover(t *testing.T) {
 	}{
 		{"string", "boom SECRET-PANIC-TEXT"},
 		{"error", errors.New("boom SECRET-PANIC-TEXT")},
-		{"nil pointer", nil}, // a real runtime panic below
+		{"runtime error", nil}, // a real runtime panic below
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var logBuf bytes.Buffer
 			log := slog.New(slog.NewJSONHandler(&logBuf, nil))
-			h := RequestID(Recover(log)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+			h := RequestID(Recover(log)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				if tc.panic == nil {
-					var m map[string]int
-					m["x"] = 1 // assignment to a nil map panics
+					var s []byte
+					_ = s[len(r.URL.Path)] // a runtime panic: index out of range
 				}
 				panic(tc.panic)
 			})))

@@ -15,8 +15,8 @@ func (m policyMap) ToolPolicy(name string) (ToolPolicy, bool) { p, ok := m[name]
 
 var testPolicies = policyMap{
 	"public_read":  {Anonymous: true},
-	"forgejo_diff": {},                                         // passthrough: Forgejo enforces scopes
-	"doc_get":      {Scopes: []string{"documents:read"}},       // gateway-checked
+	"forgejo_diff": {},                                   // passthrough: Forgejo enforces scopes
+	"doc_get":      {Scopes: []string{"documents:read"}}, // gateway-checked
 	"doc_admin":    {Scopes: []string{"documents:read", "documents:write"}, Write: true},
 }
 

@@ -79,7 +79,7 @@ func TestEnvNames(t *testing.T) {
 		"ratelimit.redis_url": "AGENT_GATEWAY_RATELIMIT_REDIS_URL", "cursor.secret_file": "AGENT_GATEWAY_CURSOR_SECRET_FILE",
 		"tls.cert_file": "AGENT_GATEWAY_TLS_CERT_FILE", "tls.key_file": "AGENT_GATEWAY_TLS_KEY_FILE",
 		"trusted_proxies": "AGENT_GATEWAY_TRUSTED_PROXIES",
-		"github.app_id": "HEYAIRA_GITHUB_APP_ID", "github.private_key_file": "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE",
+		"github.app_id":   "HEYAIRA_GITHUB_APP_ID", "github.private_key_file": "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE",
 	}
 	byKey := map[string]setting{}
 	envs := map[string]string{}
@@ -241,10 +241,10 @@ database:
   url: mysql://user:`+canary+`@db/x
 `)
 	got := problems(t, []string{"--config", file, "--metrics-listen", "nope"}, map[string]string{
-		"AGENT_GATEWAY_SHUTDOWN_GRACE":       "-1s",
-		"AGENT_GATEWAY_RATELIMIT_REDIS_URL":  "http://:" + canary + "@redis",
-		"AGENT_GATEWAY_FORGEJO_TOKEN":        canary,
-		"AGENT_GATEWAY_FORGEJO_USERNAME":     "bob",
+		"AGENT_GATEWAY_SHUTDOWN_GRACE":        "-1s",
+		"AGENT_GATEWAY_RATELIMIT_REDIS_URL":   "http://:" + canary + "@redis",
+		"AGENT_GATEWAY_FORGEJO_TOKEN":         canary,
+		"AGENT_GATEWAY_FORGEJO_USERNAME":      "bob",
 		"AGENT_GATEWAY_FORGEJO_PASSWORD_FILE": "/does/not/exist",
 	})
 	all := strings.Join(got, "\n")

@@ -274,7 +274,9 @@ func TestResponseRefused(t *testing.T) {
 	})
 	t.Run("redirect", func(t *testing.T) {
 		f := newFakeForge(t)
-		f.override = func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "https://elsewhere.example/", http.StatusFound) }
+		f.override = func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://elsewhere.example/", http.StatusFound)
+		}
 		_, err := f.client(t).GetRepository(t.Context(), "team", "project")
 		te := toolerr.As(err)
 		if te.Code != toolerr.RedirectRefused || te.Details["native_status"] != 302 || strings.Contains(te.Message, "elsewhere") {
