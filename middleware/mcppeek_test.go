@@ -14,6 +14,7 @@ import (
 
 // TestMCPPeekTestdata runs every body in testdata/peek: refuse-* must be
 // answered 400 before the next handler, pass-* must reach it unchanged.
+// Non-JSON bodies are refused too: see peekCall.
 func TestMCPPeekTestdata(t *testing.T) {
 	files, err := filepath.Glob("testdata/peek/*.json")
 	if err != nil || len(files) == 0 {
@@ -107,9 +108,18 @@ func TestPeekCall(t *testing.T) {
 		{"case variant members", `{"jsonrpc":"2.0","id":1,"method":"ping","ID":2}`, Call{}, "case"},
 		{"long s variant of params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"paramſ":{"name":"b"}}`, Call{}, "case"},
 		{"kelvin sign variant", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"k":1,"\u212a":2}}`, Call{}, "case"},
-		{"not JSON is left to the SDK", `{"jsonrpc":`, Call{}, ""},
-		{"empty body is left to the SDK", ``, Call{}, ""},
-		{"scalar is left to the SDK", `42`, Call{}, ""},
+		// Whatever the gate cannot read is refused, never left to the SDK,
+		// whose decoder would run the first value of `{…} x`.
+		{"not JSON", `{"jsonrpc":`, Call{}, "not one JSON-RPC message"},
+		{"empty body", ``, Call{}, "not one JSON-RPC message"},
+		{"whitespace body", " \n ", Call{}, "not one JSON-RPC message"},
+		{"scalar", `42`, Call{}, "not one JSON-RPC message"},
+		{"null", `null`, Call{}, "not one JSON-RPC message"},
+		{"string", `"tools/call"`, Call{}, "not one JSON-RPC message"},
+		{"trailing garbage", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}} x`, Call{}, "not one JSON-RPC message"},
+		{"trailing second message", `{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0","id":2,"method":"ping"}`, Call{}, "not one JSON-RPC message"},
+		{"trailing NUL", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\x00", Call{}, "not one JSON-RPC message"},
+		{"byte order mark", "\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", Call{}, "not one JSON-RPC message"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -185,6 +185,10 @@ func TestHTTPMemberSmuggling(t *testing.T) {
 		"case name":      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"doc_secret","NAME":"public_echo","arguments":{"text":"x"}}}`,
 		"case method":    `{"jsonrpc":"2.0","id":1,"method":"tools/call","METHOD":"tools/list","params":{"name":"doc_secret","arguments":{"text":"x"}}}`,
 		"escaped name":   `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"doc_secret","name":"public_echo","arguments":{"text":"x"}}}`,
+		// The SDK's decoder reads the first value and ignores the rest.
+		"trailing garbage": `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"doc_secret","arguments":{"text":"x"}}} x`,
+		"trailing message": `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"doc_secret","arguments":{"text":"x"}}}{}`,
+		"trailing NUL":     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"doc_secret\",\"arguments\":{\"text\":\"x\"}}}\x00",
 	}
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {
