@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+
+	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
 // PrincipalKind says where a caller's identity comes from (DESIGN §8).
@@ -41,22 +43,8 @@ type Principal struct {
 	credential Credential
 }
 
-// Credential is a secret to present to Forgejo: a bearer token or Basic
-// user/password. Its String method never reveals it.
-type Credential struct {
-	Token    string
-	Username string
-	Password string
-}
-
-// IsZero reports whether no credential is set.
-func (c Credential) IsZero() bool { return c.Token == "" && c.Username == "" }
-
-// String redacts the credential.
-func (c Credential) String() string { return "[redacted]" }
-
-// GoString redacts the credential for %#v too.
-func (c Credential) GoString() string { return "[redacted]" }
+// Credential is a secret to present to Forgejo (see upstream.Credential).
+type Credential = upstream.Credential
 
 // NewPassthrough returns the principal of a Forgejo bearer: keyed on the
 // SHA-256 of the token so budgets and logs never hold it.

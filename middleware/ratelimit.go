@@ -21,8 +21,9 @@ type Budgets struct {
 type BudgetOptions struct {
 	ReadPerWindow, WritePerWindow int
 	Window                        time.Duration
-	// Counter shares counts between replicas (Redis); nil keeps them in memory.
-	NewCounter func() httprate.LimitCounter
+	// NewCounter returns the counter of one budget ("read" or "write"),
+	// shared between replicas (Redis); nil keeps counts in memory.
+	NewCounter func(budget string) httprate.LimitCounter
 	// Rejected, if set, is told each time a budget refuses a request (metrics).
 	Rejected func(budget string)
 }
@@ -31,16 +32,16 @@ type BudgetOptions struct {
 // client IP for anonymous callers — never a session, so a caller cannot
 // reset a budget by reconnecting.
 func NewBudgets(p Policies, o BudgetOptions) *Budgets {
-	limiter := func(n int) *httprate.RateLimiter {
+	limiter := func(budget string, n int) *httprate.RateLimiter {
 		// A counter error (Redis unreachable) makes OnLimit report "limited";
 		// the no-op handler leaves the answer to us, and we fail closed.
 		opts := []httprate.Option{httprate.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {})}
 		if o.NewCounter != nil {
-			opts = append(opts, httprate.WithLimitCounter(o.NewCounter()))
+			opts = append(opts, httprate.WithLimitCounter(o.NewCounter(budget)))
 		}
 		return httprate.NewRateLimiter(n, o.Window, opts...)
 	}
-	return &Budgets{read: limiter(o.ReadPerWindow), write: limiter(o.WritePerWindow), policies: p, rejected: o.Rejected}
+	return &Budgets{read: limiter("read", o.ReadPerWindow), write: limiter("write", o.WritePerWindow), policies: p, rejected: o.Rejected}
 }
 
 // Handler spends one unit of the right budget or answers 429 with

@@ -21,7 +21,7 @@ type budgetRig struct {
 	rejected []string
 }
 
-func newBudgetRig(t *testing.T, read, write int, counter func() httprate.LimitCounter) *budgetRig {
+func newBudgetRig(t *testing.T, read, write int, counter func(string) httprate.LimitCounter) *budgetRig {
 	rig := &budgetRig{t: t}
 	b := NewBudgets(testPolicies, BudgetOptions{
 		ReadPerWindow: read, WritePerWindow: write, Window: time.Minute, NewCounter: counter,
@@ -168,7 +168,7 @@ func TestBudgetCounterFailureFailsClosed(t *testing.T) {
 	for _, failGet := range []bool{true, false} {
 		name := map[bool]string{true: "get fails", false: "increment fails"}[failGet]
 		t.Run(name, func(t *testing.T) {
-			rig := newBudgetRig(t, 100, 100, func() httprate.LimitCounter { return failingCounter{failGet: failGet} })
+			rig := newBudgetRig(t, 100, 100, func(string) httprate.LimitCounter { return failingCounter{failGet: failGet} })
 			w := rig.send("192.0.2.1", nil, "public_read", "5")
 			if w.Code != http.StatusTooManyRequests {
 				t.Fatalf("status = %d, want 429", w.Code)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/forgejotools"
@@ -27,8 +28,11 @@ type Gateway struct {
 	metrics  *upstreamMetrics
 	forgejo  *forgejo.Client
 	forgejoC *catalog.Catalog
-	ready    []readinessCheck
-	closers  []func() error
+	redis    redis.UniversalClient // nil: budgets in memory
+	// budgetRejections counts 429s by endpoint catalog and budget.
+	budgetRejections *prometheus.CounterVec
+	ready            []readinessCheck
+	closers          []func() error
 }
 
 type readinessCheck struct {
@@ -43,12 +47,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	g.registry.MustRegister(buildInfo())
 	g.metrics = newUpstreamMetrics(g.registry)
+	g.budgetRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agent_gateway_budget_rejections_total",
+		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write).",
+	}, []string{"catalog", "budget"})
+	g.registry.MustRegister(g.budgetRejections)
 	if cfg.ForgejoOrigin != nil {
 		g.forgejo = forgejo.New(upstream.New(upstream.Config{
 			Name: "forgejo", Origin: cfg.ForgejoOrigin, IOTimeout: cfg.ForgejoIOTimeout, Observer: g.metrics,
 		}))
 	}
 	g.forgejoC = forgejoCatalog(g.forgejo)
+	if cfg.RedisURL != "" {
+		if err := g.openRedis(ctx); err != nil {
+			g.Close()
+			return nil, err
+		}
+	}
 	return g, nil
 }
 

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -49,9 +48,7 @@ func (g *Gateway) Handler() http.Handler {
 // mcpChain stacks the MCP-specific middleware in front of a catalog.
 func (g *Gateway) mcpChain(c *catalog.Catalog, auth middleware.AuthOptions, a middleware.Authenticator) http.Handler {
 	allowed := append([]string{g.cfg.PublicOrigin()}, g.cfg.AllowedOrigins...)
-	budgets := middleware.NewBudgets(c, middleware.BudgetOptions{
-		ReadPerWindow: g.cfg.ReadPerMinute, WritePerWindow: g.cfg.WritePerMinute, Window: time.Minute,
-	})
+	budgets := middleware.NewBudgets(c, g.budgetOptions(c.Name))
 	h := c.HTTPHandler(g.log)
 	// Innermost first: budgets are spent only by calls that passed the scope
 	// gate, which needs the principal (authentication), which needs the

@@ -83,10 +83,10 @@ var settings = []setting{
 	{key: "forgejo.password_file", help: "stdio only: file holding the Basic-auth password", set: func(c *Config, v string) error { c.ForgejoPassFile = v; return nil }},
 	{key: "github.api_origin", help: "GitHub API origin", set: originSetter(func(c *Config) **url.URL { return &c.GitHubAPIOrigin })},
 	{key: "github.io_timeout", help: "per-request I/O timeout towards GitHub", set: durationSetter(func(c *Config) *time.Duration { return &c.GitHubIOTimeout })},
-	{key: "github.app_id", help: "GitHub App ID (env HEYAIRA_GITHUB_APP_ID)", set: func(c *Config, v string) error {
+	{key: "github.app_id", help: "GitHub App ID (env HEYAIRA_GITHUB_APP_ID); 0 for none", set: func(c *Config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			return fmt.Errorf("want a positive integer")
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a positive integer (0 for none)")
 		}
 		c.GitHubAppID = n
 		return nil

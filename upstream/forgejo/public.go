@@ -175,10 +175,12 @@ func (c *Client) GetRepository(ctx context.Context, owner, repo string) (*Reposi
 
 // ListPullRequests is GET /api/v1/repos/{owner}/{repo}/pulls?state=…&page=….
 func (c *Client) ListPullRequests(ctx context.Context, owner, repo, state string, page int64) (*Page[PullRequest], error) {
-	extra := url.Values{}
-	if state != "" {
-		extra.Set("state", state)
+	// Always name the state: Forgejo's API documents "open" as the default,
+	// but its code lists every state when the parameter is absent.
+	if state == "" {
+		state = "open"
 	}
+	extra := url.Values{"state": {state}}
 	var out []nativePull
 	h, err := c.getJSON(ctx, listQuery(page, extra), &out, "api", "v1", "repos", owner, repo, "pulls")
 	if err != nil {

@@ -1,0 +1,73 @@
+// Package configs holds deployment files; this test keeps them loadable and
+// their promises (probes, limits, graceful stop) true. Prometheus files are
+// checked by promtool in `make test`.
+package configs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func TestKubernetesManifests(t *testing.T) {
+	files, _ := filepath.Glob("kubernetes/*.yaml")
+	if len(files) < 4 {
+		t.Fatalf("expected the Kubernetes manifests, found %v", files)
+	}
+	kinds := map[string]map[string]any{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		kinds[doc["kind"].(string)] = doc
+	}
+	for _, k := range []string{"Deployment", "Service", "HorizontalPodAutoscaler", "ConfigMap"} {
+		if kinds[k] == nil {
+			t.Fatalf("no %s manifest", k)
+		}
+	}
+	spec := kinds["Deployment"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	c := spec["containers"].([]any)[0].(map[string]any)
+	for _, probe := range []string{"readinessProbe", "livenessProbe"} {
+		if c[probe] == nil {
+			t.Errorf("container lacks %s", probe)
+		}
+	}
+	limits := c["resources"].(map[string]any)["limits"].(map[string]any)
+	if limits["memory"] == nil || limits["cpu"] == nil {
+		t.Error("container lacks resource limits")
+	}
+	if spec["terminationGracePeriodSeconds"].(int) <= 30 {
+		t.Error("terminationGracePeriodSeconds must exceed shutdown_grace (30 s) so calls drain")
+	}
+	// The embedded gateway configuration must be valid YAML naming only
+	// known sections (the gateway's own loader checks keys in server tests).
+	cm := kinds["ConfigMap"]["data"].(map[string]any)["agent-gateway.yaml"].(string)
+	var gw map[string]any
+	if err := yaml.Unmarshal([]byte(cm), &gw); err != nil {
+		t.Fatalf("ConfigMap gateway configuration: %v", err)
+	}
+	if strings.Contains(cm, "password") || strings.Contains(cm, "token:") {
+		t.Error("the ConfigMap must not carry secrets")
+	}
+}
+
+func TestSystemdUnitSandboxed(t *testing.T) {
+	data, err := os.ReadFile("systemd/agent-gateway.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"NoNewPrivileges=yes", "ProtectSystem=strict", "DynamicUser=yes", "KillSignal=SIGTERM", "ExecReload=/bin/kill -HUP $MAINPID"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("unit lacks %s", want)
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-chi/httprate"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
+)
+
+// openRedis connects the shared budget store. A Redis that cannot be
+// reached at start fails the start: running with silently per-replica
+// budgets would multiply every caller's budget by the replica count.
+func (g *Gateway) openRedis(ctx context.Context) error {
+	opts, err := redis.ParseURL(g.cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("ratelimit.redis_url: %w", err)
+	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 2*time.Second, time.Second, time.Second
+	c := redis.NewClient(opts)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		c.Close()
+		return fmt.Errorf("ratelimit.redis_url: cannot reach Redis: %w", err)
+	}
+	g.redis = c
+	g.closers = append(g.closers, c.Close)
+	g.ready = append(g.ready, readinessCheck{name: "redis", check: func(ctx context.Context) error { return c.Ping(ctx).Err() }})
+	return nil
+}
+
+// budgetOptions are the per-caller budgets of one MCP endpoint; with Redis
+// configured, every replica spends from the same counters.
+func (g *Gateway) budgetOptions(endpoint string) middleware.BudgetOptions {
+	o := middleware.BudgetOptions{
+		ReadPerWindow: g.cfg.ReadPerMinute, WritePerWindow: g.cfg.WritePerMinute, Window: time.Minute,
+		Rejected: func(budget string) { g.budgetRejections.WithLabelValues(endpoint, budget).Inc() },
+	}
+	if g.redis != nil {
+		o.NewCounter = func(budget string) httprate.LimitCounter {
+			return middleware.NewRedisCounter(g.redis, fmt.Sprintf("agw:budget:%s:%s:", endpoint, budget))
+		}
+	}
+	return o
+}

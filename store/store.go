@@ -1,0 +1,240 @@
+// Package store is the gateway's persistence: accounts and projects, the
+// GitHub repositories and document sources a project allowlists, the OAuth
+// clients, grants and tokens of the gateway's authorization server, and legacy
+// static project tokens.
+//
+// One interface, Store, has two backends behind one SQL layer: SQLite
+// (modernc.org/sqlite, pure Go, a file under the data directory, the
+// zero-configuration default) and PostgreSQL (github.com/jackc/pgx/v5 through
+// database/sql). Both run the same embedded migrations at Open. Sharing the SQL
+// layer means one test suite exercises the exact code each backend runs; the
+// backends differ only in how they connect, lock migrations, encode times and
+// classify constraint errors (see dialect).
+//
+// The project is the tenant boundary: every method that reads a
+// project-owned row takes the project ID and treats a row of another project
+// exactly like a missing one (ErrNotFound). Token secrets are never stored;
+// only their SHA-256 hashes are (see HashToken).
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Methods wrap them with %w and a message naming the field or
+// row, so callers test with errors.Is and may log the message.
+var (
+	// ErrNotFound means the row does not exist or belongs to another tenant;
+	// the two are deliberately indistinguishable.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means the write would violate a uniqueness rule.
+	ErrConflict = errors.New("conflict")
+	// ErrInvalid means an input failed validation; the message names the field.
+	ErrInvalid = errors.New("invalid")
+	// ErrTokenReused means a refresh token was presented after it had already
+	// been rotated. The store has revoked the token's whole family by the time
+	// this is returned; an OAuth token endpoint answers invalid_grant.
+	ErrTokenReused = errors.New("refresh token reused")
+)
+
+// DefaultAccountName is the account that CreateProject uses when it is given
+// no account ID. It is created on first use.
+const DefaultAccountName = "default"
+
+// AccountStore keeps accounts, the owners of projects and of account-scoped
+// instruction sources (DESIGN §7).
+type AccountStore interface {
+	// CreateAccount stores a new account; names are unique (ErrConflict).
+	CreateAccount(ctx context.Context, name string) (Account, error)
+	// GetAccount returns one account or ErrNotFound.
+	GetAccount(ctx context.Context, accountID string) (Account, error)
+}
+
+// ProjectStore keeps projects, the tenant boundary, and their members, the
+// OIDC subjects allowed to consent to OAuth grants for a project.
+type ProjectStore interface {
+	// CreateProject stores a new project in an account; an empty accountID
+	// means the default account (created if missing). Names are unique per
+	// account (ErrConflict).
+	CreateProject(ctx context.Context, accountID, name string) (Project, error)
+	// GetProject returns one project or ErrNotFound.
+	GetProject(ctx context.Context, projectID string) (Project, error)
+	// ListProjects returns the projects of one account ordered by name; an
+	// empty accountID lists the projects of every account.
+	ListProjects(ctx context.Context, accountID string) ([]Project, error)
+	// AddMember allows subject to consent for the project. Adding an existing
+	// member is not an error.
+	AddMember(ctx context.Context, projectID, subject string) error
+	// RemoveMember withdraws that permission and revokes, in the same
+	// transaction, every grant the subject holds in the project, so that its
+	// tokens stop working at once. Removing a non-member is ErrNotFound.
+	RemoveMember(ctx context.Context, projectID, subject string) error
+	// IsMember reports whether subject may consent for the project.
+	IsMember(ctx context.Context, projectID, subject string) (bool, error)
+	// ListProjectsForSubject returns the projects subject is a member of,
+	// ordered by name: the choices of an OAuth consent page.
+	ListProjectsForSubject(ctx context.Context, subject string) ([]Project, error)
+}
+
+// RepositoryStore keeps the GitHub repositories linked to a project and the
+// App installation that reads each of them.
+type RepositoryStore interface {
+	// LinkRepository links owner/name to a project. Owner and name are unique
+	// per project among active links, compared case-insensitively
+	// (ErrConflict).
+	LinkRepository(ctx context.Context, projectID, owner, name string, installationID int64) (Repository, error)
+	// GetRepository returns one repository of the project, revoked or not, or
+	// ErrNotFound (also for another project's repository).
+	GetRepository(ctx context.Context, projectID, repositoryID string) (Repository, error)
+	// FindRepository returns the project's active link of owner/name, matched
+	// case-insensitively, or ErrNotFound.
+	FindRepository(ctx context.Context, projectID, owner, name string) (Repository, error)
+	// ListRepositories returns the project's repositories, active ones only
+	// unless includeRevoked.
+	ListRepositories(ctx context.Context, projectID string, includeRevoked bool) ([]Repository, error)
+	// RevokeRepository unlinks a repository and revokes its document sources
+	// in one transaction. Revoking a revoked repository returns it unchanged.
+	RevokeRepository(ctx context.Context, projectID, repositoryID string) (Repository, error)
+}
+
+// DocumentSourceStore keeps the allowlist of documents a project may read
+// (seed 002, F1): one repository path pinned to a commit or tracking a branch.
+type DocumentSourceStore interface {
+	// AddDocumentSource validates and stores a source. Its repository must
+	// belong to the same project (ErrNotFound otherwise) and be active
+	// (ErrInvalid otherwise); an identical active source is ErrConflict.
+	AddDocumentSource(ctx context.Context, src NewDocumentSource) (DocumentSource, error)
+	// GetDocumentSource returns one source of the project, revoked or not, so
+	// that a caller can tell source_revoked from not_found. Another project's
+	// source is ErrNotFound, indistinguishable from an absent one.
+	GetDocumentSource(ctx context.Context, projectID, sourceID string) (DocumentSource, error)
+	// ListDocumentSources returns the project's sources ordered by creation,
+	// active ones only unless includeRevoked.
+	ListDocumentSources(ctx context.Context, projectID string, includeRevoked bool) ([]DocumentSource, error)
+	// ListActiveSourcesByRole returns the project's active sources of one role
+	// (source and repository both unrevoked), ordered by creation.
+	ListActiveSourcesByRole(ctx context.Context, projectID, role string) ([]DocumentSource, error)
+	// RevokeDocumentSource revokes a source of the project. Revoking a revoked
+	// source returns it unchanged.
+	RevokeDocumentSource(ctx context.Context, projectID, sourceID string) (DocumentSource, error)
+}
+
+// GrantStore keeps the OAuth grants of the gateway's authorization server and
+// the access and refresh tokens issued under them (DESIGN §8).
+type GrantStore interface {
+	// CreateGrant records a consent: subject allows clientID the scopes on the
+	// project. The subject must be a member of the project (ErrInvalid
+	// otherwise). Scopes are stored as a sorted set; a grant is never
+	// expanded later, a new consent makes a new grant.
+	CreateGrant(ctx context.Context, projectID, subject, clientID string, scopes []string) (Grant, error)
+	// GetGrant returns one grant, revoked or not, or ErrNotFound.
+	GetGrant(ctx context.Context, grantID string) (Grant, error)
+	// ListGrants returns the project's grants ordered by creation, active ones
+	// only unless includeRevoked.
+	ListGrants(ctx context.Context, projectID string, includeRevoked bool) ([]Grant, error)
+	// RevokeGrant revokes a grant and every token issued under it. Revoking a
+	// revoked grant returns it unchanged.
+	RevokeGrant(ctx context.Context, grantID string) (Grant, error)
+
+	// IssueAccessToken issues a lone access token (no refresh family) under an
+	// active grant. The secret is in the result and nowhere else.
+	IssueAccessToken(ctx context.Context, grantID string, ttl time.Duration) (IssuedToken, error)
+	// IssueTokenPair issues an access token and a refresh token that starts a
+	// new rotation family, under an active grant: the answer to an
+	// authorization_code exchange.
+	IssueTokenPair(ctx context.Context, grantID string, accessTTL, refreshTTL time.Duration) (TokenPair, error)
+	// LookupAccessToken resolves a bearer secret to its principal. Unknown,
+	// expired or revoked tokens, refresh tokens, and tokens of a revoked grant
+	// are all ErrNotFound.
+	LookupAccessToken(ctx context.Context, secret string) (Principal, error)
+	// RotateRefreshToken atomically marks a refresh token used and issues a
+	// new pair in the same family. A refresh token presented a second time
+	// revokes its whole family (refresh and access tokens) and returns
+	// ErrTokenReused; an unknown, expired or revoked token, one of a revoked
+	// grant, or one presented by another client is ErrNotFound.
+	RotateRefreshToken(ctx context.Context, clientID, refreshSecret string, accessTTL, refreshTTL time.Duration) (TokenPair, error)
+	// RevokeToken revokes a token presented by the client it was issued to
+	// (RFC 7009): an access token alone, a refresh token with its family.
+	// Revoking a revoked token is not an error; an unknown token or one of
+	// another client is ErrNotFound (the endpoint still answers 200).
+	RevokeToken(ctx context.Context, clientID, secret string) error
+	// PurgeExpiredTokens deletes tokens that expired before cutoff and
+	// returns how many. Expired tokens are useless; this only bounds growth.
+	PurgeExpiredTokens(ctx context.Context, cutoff time.Time) (int64, error)
+}
+
+// LegacyTokenStore keeps legacy static project tokens, which carry only the
+// historical memory/task permissions and never an OAuth scope.
+type LegacyTokenStore interface {
+	// IssueLegacyToken issues a token for the project with a non-empty subset
+	// of {memory, task}; anything else is ErrInvalid. The secret is in the
+	// result and nowhere else.
+	IssueLegacyToken(ctx context.Context, projectID string, permissions []string) (IssuedLegacyToken, error)
+	// LookupLegacyToken resolves a secret to its token; unknown or revoked
+	// tokens are ErrNotFound.
+	LookupLegacyToken(ctx context.Context, secret string) (LegacyToken, error)
+	// RevokeLegacyToken revokes one token of the project by ID. Revoking a
+	// revoked token returns it unchanged.
+	RevokeLegacyToken(ctx context.Context, projectID, tokenID string) (LegacyToken, error)
+}
+
+// ClientStore keeps OAuth clients registered dynamically (RFC 7591).
+type ClientStore interface {
+	// RegisterClient stores a client under a new random client ID.
+	RegisterClient(ctx context.Context, name string, redirectURIs []string) (Client, error)
+	// GetClient returns one client or ErrNotFound.
+	GetClient(ctx context.Context, clientID string) (Client, error)
+	// DeleteClient removes a client registration; grants already made keep
+	// working until revoked. Deleting an absent client is ErrNotFound.
+	DeleteClient(ctx context.Context, clientID string) error
+}
+
+// Store is everything the gateway persists. Consumers should depend on the
+// narrowest of the interfaces it is made of.
+type Store interface {
+	AccountStore
+	ProjectStore
+	RepositoryStore
+	DocumentSourceStore
+	GrantStore
+	LegacyTokenStore
+	ClientStore
+
+	// Ping checks that the database answers: the readiness probe.
+	Ping(ctx context.Context) error
+	// Close releases the connection pool.
+	Close() error
+}
+
+// Open connects to the store named by url, applies pending migrations and
+// returns it. An empty url means SQLite in <dataDir>/agent-gateway.db (the
+// directory is created); postgres:// and postgresql:// mean PostgreSQL;
+// sqlite://PATH and file:… mean SQLite at that path or SQLite URI.
+func Open(ctx context.Context, url, dataDir string) (Store, error) {
+	switch {
+	case url == "":
+		if dataDir == "" {
+			return nil, fmt.Errorf("%w: data_dir: empty, and no database URL given", ErrInvalid)
+		}
+		return openSQLite(ctx, filepath.Join(dataDir, "agent-gateway.db"), true)
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		return openPostgres(ctx, url)
+	case strings.HasPrefix(url, "sqlite://"):
+		path := strings.TrimPrefix(url, "sqlite://")
+		if path == "" {
+			return nil, fmt.Errorf("%w: database URL: sqlite:// needs a path", ErrInvalid)
+		}
+		return openSQLite(ctx, path, true)
+	case strings.HasPrefix(url, "file:"):
+		return openSQLite(ctx, url, false)
+	default:
+		// The URL may hold a password: name only its scheme.
+		scheme, _, _ := strings.Cut(url, ":")
+		return nil, fmt.Errorf("%w: database URL: unsupported scheme %q (want postgres://, postgresql://, sqlite:// or file:)", ErrInvalid, scheme)
+	}
+}

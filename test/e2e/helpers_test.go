@@ -1,0 +1,42 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func randomHex(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// requireRedis skips when the test Redis is unreachable, except in CI.
+func requireRedis(t *testing.T) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", "127.0.0.1:6379", 2*time.Second)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Redis is required in CI: %v", err)
+		}
+		t.Skipf("Redis unreachable: %v", err)
+	}
+	c.Close()
+}

@@ -1,0 +1,267 @@
+// Package gatewaytest runs the real agent-gateway binary for end-to-end
+// tests: it builds the binary once per test process (with the race
+// detector), starts it on a free loopback port with a given environment,
+// waits until it is ready, captures its logs, and connects the official MCP
+// Go SDK client to it.
+package gatewaytest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary builds agent-gateway (with -race) once per test process and
+// returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		root, err := ModuleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "agent-gateway-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "agent-gateway")
+		cmd := exec.Command("go", "build", "-race", "-o", binPath, ".")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// ModuleRoot finds the directory holding go.mod above the working directory.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Options describe one gateway process.
+type Options struct {
+	// Env are AGENT_GATEWAY_* (and other) variables; listen and data_dir
+	// default to a free loopback port and a fresh temp directory.
+	Env map[string]string
+	// Args follow the subcommand ("serve" unless Command is set).
+	Command string
+	Args    []string
+}
+
+// Process is a running gateway.
+type Process struct {
+	URL     string
+	DataDir string
+	cmd     *exec.Cmd
+	logs    *syncBuffer
+	done    chan struct{}
+	waitErr error
+}
+
+// Start runs the gateway and waits for /healthz. The process is stopped
+// (SIGTERM, then killed) at cleanup, and the test fails if its log shows a
+// data race.
+func Start(t testing.TB, o Options) *Process {
+	t.Helper()
+	bin := Binary(t)
+	addr := FreeAddr(t)
+	p := &Process{URL: "http://" + addr, DataDir: t.TempDir(), logs: &syncBuffer{}, done: make(chan struct{})}
+	env := map[string]string{
+		"AGENT_GATEWAY_LISTEN":   addr,
+		"AGENT_GATEWAY_DATA_DIR": p.DataDir,
+	}
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	cmdName := o.Command
+	if cmdName == "" {
+		cmdName = "serve"
+	}
+	p.cmd = exec.Command(bin, append([]string{cmdName}, o.Args...)...)
+	p.cmd.Env = mergeEnv(env)
+	p.cmd.Stdout = p.logs
+	p.cmd.Stderr = p.logs
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.waitErr = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.Stop()
+		if strings.Contains(p.logs.String(), "WARNING: DATA RACE") {
+			t.Errorf("data race in the gateway process:\n%s", p.logs.String())
+		}
+	})
+	if err := p.waitHealthy(30 * time.Second); err != nil {
+		t.Fatalf("gateway did not become healthy: %v\nlogs:\n%s", err, p.logs.String())
+	}
+	return p
+}
+
+// mergeEnv returns the test process's environment minus any
+// AGENT_GATEWAY_* / HEYAIRA_* variables, plus env.
+func mergeEnv(env map[string]string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "AGENT_GATEWAY_") || strings.HasPrefix(kv, "HEYAIRA_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+func (p *Process) waitHealthy(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return fmt.Errorf("process exited: %v", p.waitErr)
+		default:
+		}
+		resp, err := http.Get(p.URL + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("timed out after %s", limit)
+}
+
+// Logs returns everything the process wrote so far.
+func (p *Process) Logs() string { return p.logs.String() }
+
+// Signal sends sig to the process.
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Wait waits for the process to exit, up to limit, and returns its error.
+func (p *Process) Wait(limit time.Duration) (error, bool) {
+	select {
+	case <-p.done:
+		return p.waitErr, true
+	case <-time.After(limit):
+		return nil, false
+	}
+}
+
+// Stop sends SIGTERM and waits up to 30 s before killing.
+func (p *Process) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if _, ok := p.Wait(30 * time.Second); !ok {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// FreeAddr returns a free loopback host:port.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Connect opens an MCP client session to path (e.g. "/mcp/forgejo") with
+// an optional bearer token, using the official SDK's Streamable HTTP
+// transport.
+func (p *Process) Connect(t testing.TB, path, bearer string) *mcp.ClientSession {
+	t.Helper()
+	return ConnectURL(t, p.URL+path, bearer)
+}
+
+// ConnectURL is Connect for any endpoint URL.
+func ConnectURL(t testing.TB, endpoint, bearer string) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: &bearerTransport{token: bearer, base: http.DefaultTransport}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "gatewaytest", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatalf("connect %s: %v", endpoint, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+type bearerTransport struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token == "" {
+		return b.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,35 @@
+package upstream
+
+import "net/http"
+
+// Credential is a secret presented to an upstream on a caller's behalf: a
+// bearer token or Basic user/password. Its String and GoString methods
+// never reveal it, so a stray %v cannot log it.
+type Credential struct {
+	Token    string
+	Username string
+	Password string
+}
+
+// IsZero reports whether no credential is set.
+func (c Credential) IsZero() bool { return c.Token == "" && c.Username == "" }
+
+// String redacts the credential.
+func (c Credential) String() string { return "[redacted]" }
+
+// GoString redacts the credential for %#v too.
+func (c Credential) GoString() string { return "[redacted]" }
+
+// Apply sets the Authorization header of req (a request this package's
+// Client is about to send, so only ever to the fixed origin). A zero
+// credential removes the header.
+func (c Credential) Apply(req *http.Request) {
+	switch {
+	case c.Token != "":
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	case c.Username != "":
+		req.SetBasicAuth(c.Username, c.Password)
+	default:
+		req.Header.Del("Authorization")
+	}
+}
