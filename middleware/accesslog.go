@@ -59,8 +59,15 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Status is the status written, 200 if only a body was written, or 0.
-func (s *statusWriter) Status() int { return s.status }
+// Status is the status of the response once the handler has returned: the
+// one written, or 200 when the handler wrote nothing (net/http then sends
+// 200 itself, so logs and metrics must not report 0).
+func (s *statusWriter) Status() int {
+	if s.status == 0 {
+		return http.StatusOK
+	}
+	return s.status
+}
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

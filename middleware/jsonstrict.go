@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode"
 )
 
 // checkStrict walks a valid JSON document and returns a reason when an
-// object repeats a member, when two members of the envelope or params
-// differ only by letter case (encoding/json would match them
-// case-insensitively), or when nesting exceeds MaxJSONDepth.
+// object repeats a member, when two members of any object differ only by
+// letter case (encoding/json would match them case-insensitively, the SDK
+// would not), or when nesting exceeds MaxJSONDepth.
 func checkStrict(doc []byte) string {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
@@ -33,7 +34,7 @@ func checkStrict(doc []byte) string {
 			if top.keys[s] {
 				return "member " + quote(s) + " appears more than once"
 			}
-			if f := strings.ToLower(s); top.folded[f] {
+			if f := foldName(s); top.folded[f] {
 				return "members differing only by case are not allowed"
 			} else {
 				top.folded[f] = true
@@ -72,4 +73,21 @@ func quote(s string) string {
 	}
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// foldName folds a member name so that two names collide when
+// strings.EqualFold, encoding/json's case-insensitive field matching
+// (which folds "ſ" to "s" and the Kelvin sign to "k") or strings.ToLower
+// would equate them.
+func foldName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		// The smallest rune of r's Unicode simple-fold orbit, as encoding/json does.
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }

@@ -21,7 +21,8 @@ const MaxJSONDepth = 32
 //
 // Strictness here is a security property, not pedantry: the SDK decodes the
 // envelope with a different JSON library, so a repeated "method" or "name"
-// member could make this gate and the SDK see different calls. Repeated
+// member, or trailing data after the message, could make this gate and the
+// SDK see different calls. Bodies that are not one JSON object, repeated
 // members at any depth, nesting over MaxJSONDepth and batches (which the
 // supported protocol revisions do not allow) are refused with 400.
 func MCPPeek(next http.Handler) http.Handler {
@@ -53,40 +54,44 @@ func MCPPeek(next http.Handler) http.Handler {
 }
 
 // peekCall parses a JSON-RPC message strictly and returns its call, or a
-// reason to refuse it. A body that is not JSON at all is left to the SDK,
-// which answers with its own parse error.
+// reason to refuse it.
+//
+// Anything that is not exactly one JSON object is refused here rather than
+// left to the SDK: the gate must judge every message the SDK could run, and
+// the SDK's decoder reads the first value of a body and ignores what
+// follows, so `{…tools/call…} x` — invalid to encoding/json — would reach it
+// as a call the gate never saw. The SDK refuses other non-objects with 400
+// too, so honest clients see no difference.
 func peekCall(body []byte) (Call, string) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return Call{}, "JSON-RPC batches are not supported"
 	}
-	if !json.Valid(trimmed) {
-		return Call{}, ""
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		return Call{}, "the request body is not one JSON-RPC message (a single JSON object)"
 	}
 	if reason := checkStrict(trimmed); reason != "" {
 		return Call{}, reason
 	}
-	var env struct {
-		Method json.RawMessage `json:"method"`
-		ID     json.RawMessage `json:"id"`
-		Params json.RawMessage `json:"params"`
-	}
-	// Member names are matched exactly: checkStrict has refused any member
-	// whose name differs from a known one only by case.
+	// Members are looked up exactly, as the SDK (which matches struct
+	// fields case-sensitively) looks them up. Decoding into a struct here
+	// would let encoding/json match "paramſ" (long s) or "PARAMS" to params,
+	// and the gate could then judge a different call than the SDK runs.
+	var env map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &env); err != nil {
-		return Call{}, ""
+		return Call{}, "the request body is not one JSON-RPC message (a single JSON object)"
 	}
 	var call Call
-	_ = json.Unmarshal(env.Method, &call.Method)
-	if len(env.ID) > 0 && string(env.ID) != "null" {
-		call.ID = env.ID
+	_ = json.Unmarshal(env["method"], &call.Method)
+	if id := env["id"]; len(id) > 0 && string(id) != "null" {
+		call.ID = id
 	}
 	if call.Method == "tools/call" {
-		var p struct {
-			Name json.RawMessage `json:"name"`
-		}
-		_ = json.Unmarshal(env.Params, &p)
-		if err := json.Unmarshal(p.Name, &call.Tool); err != nil || len(call.Tool) > 128 {
+		var params map[string]json.RawMessage
+		_ = json.Unmarshal(env["params"], &params)
+		name := params["name"]
+		// A JSON null would unmarshal into a string without error.
+		if len(name) == 0 || name[0] != '"' || json.Unmarshal(name, &call.Tool) != nil || len(call.Tool) > 128 {
 			return Call{}, "tools/call needs a string tool name"
 		}
 	}

@@ -100,7 +100,8 @@ func (e *ConfigError) Error() string {
 }
 
 // readYAML flattens a YAML mapping into dotted keys with scalar (or
-// comma-joined list) values, reporting unknown keys and non-scalar values.
+// comma-joined list) values, reporting unknown, repeated and non-scalar
+// keys.
 func readYAML(path string) (map[string]string, []string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -124,12 +125,20 @@ func readYAML(path string) (map[string]string, []string) {
 	var problems []string
 	var walk func(prefix string, n *yaml.Node)
 	walk = func(prefix string, n *yaml.Node) {
+		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i].Value, n.Content[i+1]
 			key := k
 			if prefix != "" {
 				key = prefix + "." + k
 			}
+			// yaml.v3 keeps both copies of a repeated key in a node; the
+			// later one would silently win (or a repeated section merge).
+			if seen[k] {
+				problems = append(problems, fmt.Sprintf("%s (%s line %d): duplicate key", key, path, n.Content[i].Line))
+				continue
+			}
+			seen[k] = true
 			switch {
 			case v.Kind == yaml.MappingNode && prefixes[key]:
 				walk(key, v)

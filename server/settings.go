@@ -59,7 +59,7 @@ var settings = []setting{
 	}},
 	{key: "database.url", help: "postgres://… for PostgreSQL; empty for SQLite in data_dir", set: func(c *Config, v string) error {
 		if v != "" && !strings.HasPrefix(v, "postgres://") && !strings.HasPrefix(v, "postgresql://") && !strings.HasPrefix(v, "sqlite://") && !strings.HasPrefix(v, "file:") {
-			return fmt.Errorf("want postgres://, postgresql://, sqlite:// or file:")
+			return fmt.Errorf("want a postgres://, postgresql://, sqlite:// or file: URL")
 		}
 		c.DatabaseURL = v
 		return nil

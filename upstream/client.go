@@ -103,14 +103,16 @@ func (c *Client) NewRequest(ctx context.Context, method string, query url.Values
 }
 
 // Do sends req and returns the response once its headers arrived. It
-// refuses a request to any other origin, asks for identity encoding,
+// refuses a request to any other origin (by URL or Host header), asks for identity encoding,
 // refuses redirects and non-identity Content-Encoding, and wraps the body so
 // that each read must make progress within the I/O timeout. The caller must
 // close the body; reading it past a bound is the caller's choice (see
 // ReadBounded).
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	start := time.Now()
-	if !sameOrigin(c.origin, req.URL) {
+	// req.Host, when set, is the Host header sent: a different one would
+	// reach another virtual host behind the origin's address.
+	if !sameOrigin(c.origin, req.URL) || (req.Host != "" && !sameOrigin(c.origin, &url.URL{Scheme: req.URL.Scheme, Host: req.Host})) {
 		return nil, c.observe(req, start, 0, &Error{Kind: KindRequest, Reason: "request outside the fixed origin"})
 	}
 	ctx, cancel := context.WithCancel(req.Context())

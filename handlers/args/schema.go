@@ -2,6 +2,7 @@ package args
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"strconv"
 )
@@ -22,9 +23,13 @@ func Schema[T any]() map[string]any {
 		switch f.kind {
 		case kindInt:
 			p["type"] = "integer"
+			// Without a min tag Decode still refuses anything below the
+			// int64 minimum, so the schema says so too.
+			lo := int64(math.MinInt64)
 			if f.hasMin {
-				p["minimum"] = json.Number(strconv.FormatInt(f.min, 10))
+				lo = f.min
 			}
+			p["minimum"] = json.Number(strconv.FormatInt(lo, 10))
 			p["maximum"] = json.Number(strconv.FormatInt(f.max, 10))
 		case kindString:
 			p["type"] = "string"

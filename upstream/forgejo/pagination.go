@@ -8,8 +8,9 @@ import (
 )
 
 // newPage derives the continuation of a native list page. Forgejo may clamp
-// the width we asked for, so the Link header decides when present: rel="next"
-// means more, its absence means none. Without a Link header X-Total-Count
+// the width we asked for, so the Link header decides when it holds at least
+// one well-formed link: rel="next" means more, its absence means none.
+// Otherwise (no Link header, or one that cannot be parsed) X-Total-Count
 // decides, counting the requested width. Link URLs are parsed for their rel
 // only and never followed.
 func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
@@ -41,25 +42,23 @@ func totalCount(h http.Header) (int64, bool) {
 	return n, true
 }
 
-// linkRels returns the set of rel values in RFC 8288 Link headers; ok is
-// false when no Link header is present.
+// linkRels returns the set of rel values of the well-formed links in RFC
+// 8288 Link headers; ok is false when there is no well-formed link at all.
 func linkRels(h http.Header) (map[string]bool, bool) {
-	values := h.Values("Link")
-	if len(values) == 0 {
-		return nil, false
-	}
 	rels := map[string]bool{}
-	for _, v := range values {
-		for _, link := range splitLinks(v) {
-			target, params, found := strings.Cut(link, ";")
-			target = strings.TrimSpace(target)
-			if !found || !strings.HasPrefix(target, "<") || !strings.HasSuffix(target, ">") {
+	found := false
+	for _, v := range h.Values("Link") {
+		for _, link := range splitOutside(v, ',') {
+			parts := splitOutside(link, ';')
+			target := strings.TrimSpace(parts[0])
+			if len(parts) < 2 || len(target) < 2 || target[0] != '<' || target[len(target)-1] != '>' {
 				continue
 			}
 			if _, err := url.Parse(target[1 : len(target)-1]); err != nil {
 				continue
 			}
-			for _, param := range strings.Split(params, ";") {
+			found = true
+			for _, param := range parts[1:] {
 				k, val, ok := strings.Cut(strings.TrimSpace(param), "=")
 				if !ok || !strings.EqualFold(strings.TrimSpace(k), "rel") {
 					continue
@@ -70,27 +69,32 @@ func linkRels(h http.Header) (map[string]bool, bool) {
 			}
 		}
 	}
-	return rels, true
+	return rels, found
 }
 
-// splitLinks splits a Link header value on the commas between links, not
-// on commas inside <…> targets.
-func splitLinks(v string) []string {
+// splitOutside splits a Link header value on sep (',' between links, ';'
+// between a link's parameters) where sep is neither inside a <…> target
+// nor inside a "…" quoted parameter value.
+func splitOutside(v string, sep byte) []string {
 	var out []string
-	depth, start := 0, 0
+	inTarget, inQuote, start := false, false, 0
 	for i := 0; i < len(v); i++ {
-		switch v[i] {
-		case '<':
-			depth++
-		case '>':
-			if depth > 0 {
-				depth--
+		switch c := v[i]; {
+		case inQuote:
+			if c == '\\' {
+				i++ // the escaped character
+			} else if c == '"' {
+				inQuote = false
 			}
-		case ',':
-			if depth == 0 {
-				out = append(out, v[start:i])
-				start = i + 1
-			}
+		case inTarget:
+			inTarget = c != '>'
+		case c == '<':
+			inTarget = true
+		case c == '"':
+			inQuote = true
+		case c == sep:
+			out = append(out, v[start:i])
+			start = i + 1
 		}
 	}
 	return append(out, v[start:])

@@ -1,0 +1,114 @@
+package middleware
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+const testMetadataURL = "https://gw.example/.well-known/oauth-protected-resource/mcp/x"
+
+// tokenAuth accepts exactly "good-token" and "other-token".
+var tokenAuth = AuthenticatorFunc(func(_ context.Context, bearer string) (*Principal, error) {
+	switch bearer {
+	case "good-token", "other-token":
+		return &Principal{Kind: OAuthGrant, Key: "grant:" + bearer, ScopesKnown: true}, nil
+	case "nil-principal":
+		return nil, nil
+	}
+	return nil, ErrInvalidToken
+})
+
+func TestAuthenticate(t *testing.T) {
+	cases := []struct {
+		name      string
+		required  bool
+		target    string
+		auth      []string // Authorization header values
+		wantCode  int
+		wantKey   string // principal key when passed
+		wantError string // error="…" in WWW-Authenticate; "" for none
+	}{
+		{"no bearer, optional: anonymous", false, "/mcp", nil, http.StatusOK, "", ""},
+		{"no bearer, required: 401 without error code", true, "/mcp", nil, http.StatusUnauthorized, "", ""},
+		{"valid bearer", true, "/mcp", []string{"Bearer good-token"}, http.StatusOK, "grant:good-token", ""},
+		{"scheme case-insensitive", false, "/mcp", []string{"bEaReR good-token"}, http.StatusOK, "grant:good-token", ""},
+		{"extra space before token", false, "/mcp", []string{"Bearer  good-token"}, http.StatusOK, "grant:good-token", ""},
+		{"unknown token", false, "/mcp", []string{"Bearer bad-token"}, http.StatusUnauthorized, "", "invalid_token"},
+		{"authenticator returns nil principal", false, "/mcp", []string{"Bearer nil-principal"}, http.StatusUnauthorized, "", "invalid_token"},
+		{"Basic scheme", false, "/mcp", []string{"Basic dXNlcjpwYXNz"}, http.StatusUnauthorized, "", "invalid_request"},
+		{"Token scheme", false, "/mcp", []string{"token good-token"}, http.StatusUnauthorized, "", "invalid_request"},
+		{"Bearer without token", false, "/mcp", []string{"Bearer"}, http.StatusUnauthorized, "", "invalid_request"},
+		{"Bearer with empty token", false, "/mcp", []string{"Bearer   "}, http.StatusUnauthorized, "", "invalid_request"},
+		{"token with inner space", false, "/mcp", []string{"Bearer good-token extra"}, http.StatusUnauthorized, "", "invalid_request"},
+		{"tab separator", false, "/mcp", []string{"Bearer\tgood-token"}, http.StatusUnauthorized, "", "invalid_request"},
+		{"token with tab", false, "/mcp", []string{"Bearer good\t-token"}, http.StatusUnauthorized, "", "invalid_request"},
+		{"empty header, optional endpoint", false, "/mcp", []string{""}, http.StatusUnauthorized, "", "invalid_request"},
+		{"two headers", false, "/mcp", []string{"Bearer good-token", "Bearer good-token"}, http.StatusUnauthorized, "", "invalid_request"},
+		{"two headers, second different", false, "/mcp", []string{"Bearer good-token", "Bearer other-token"}, http.StatusUnauthorized, "", "invalid_request"},
+		{"access_token in query refused", false, "/mcp?access_token=good-token", nil, http.StatusUnauthorized, "", "invalid_request"},
+		{"access_token in query refused even with a header", false, "/mcp?access_token=x", []string{"Bearer good-token"}, http.StatusUnauthorized, "", "invalid_request"},
+		{"empty access_token in query refused", true, "/mcp?a=1&access_token=", nil, http.StatusUnauthorized, "", "invalid_request"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, rec := newReq(http.MethodPost, tc.target, nil)
+			for _, v := range tc.auth {
+				r.Header.Add("Authorization", v)
+			}
+			var got *Principal
+			reached := false
+			w := httptest.NewRecorder()
+			Authenticate(tokenAuth, AuthOptions{Required: tc.required, ResourceMetadataURL: testMetadataURL})(
+				http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+					reached = true
+					got = PrincipalFromContext(r.Context())
+				})).ServeHTTP(w, r)
+			if w.Code != tc.wantCode {
+				t.Fatalf("status = %d, want %d (%s)", w.Code, tc.wantCode, w.Body.String())
+			}
+			if tc.wantCode == http.StatusOK {
+				if !reached {
+					t.Fatal("next handler not reached")
+				}
+				if (got == nil) != (tc.wantKey == "") || (got != nil && got.Key != tc.wantKey) {
+					t.Fatalf("principal = %+v, want key %q", got, tc.wantKey)
+				}
+				if rec.Caller() != tc.wantKey {
+					t.Fatalf("recorded caller %q, want %q", rec.Caller(), tc.wantKey)
+				}
+				return
+			}
+			if reached {
+				t.Fatal("refused request reached the next handler")
+			}
+			h := w.Header().Get("WWW-Authenticate")
+			if !strings.HasPrefix(h, "Bearer ") || !strings.Contains(h, `resource_metadata="`+testMetadataURL+`"`) {
+				t.Errorf("WWW-Authenticate = %q", h)
+			}
+			if tc.wantError == "" && strings.Contains(h, "error=") {
+				t.Errorf("WWW-Authenticate = %q carries an error code for a missing token", h)
+			}
+			if tc.wantError != "" && !strings.Contains(h, `error="`+tc.wantError+`"`) {
+				t.Errorf("WWW-Authenticate = %q, want error=%q", h, tc.wantError)
+			}
+			if e := errorBody(t, w.Body.String()); e["code"] != "unauthenticated" {
+				t.Errorf("code = %v", e["code"])
+			}
+			if strings.Contains(w.Body.String(), "good-token") || strings.Contains(h, "good-token") {
+				t.Errorf("refusal echoes the token")
+			}
+		})
+	}
+}
+
+func TestChallengeWithoutMetadata(t *testing.T) {
+	r, _ := newReq(http.MethodPost, "/", nil)
+	w := httptest.NewRecorder()
+	Challenge(w, r, "", "", "authentication required")
+	if h := w.Header().Get("WWW-Authenticate"); h != "Bearer" {
+		t.Fatalf("WWW-Authenticate = %q, want bare Bearer", h)
+	}
+}

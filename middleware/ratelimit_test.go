@@ -1,0 +1,188 @@
+package middleware
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-chi/httprate"
+)
+
+// budgetRig sends calls through ClientIP and the budgets.
+type budgetRig struct {
+	t        *testing.T
+	h        http.Handler
+	mu       sync.Mutex
+	rejected []string
+}
+
+func newBudgetRig(t *testing.T, read, write int, counter func(string) httprate.LimitCounter) *budgetRig {
+	rig := &budgetRig{t: t}
+	b := NewBudgets(testPolicies, BudgetOptions{
+		ReadPerWindow: read, WritePerWindow: write, Window: time.Minute, NewCounter: counter,
+		Rejected: func(budget string) { rig.mu.Lock(); rig.rejected = append(rig.rejected, budget); rig.mu.Unlock() },
+	})
+	rig.h = ClientIP(nil)(b.Handler(ok))
+	return rig
+}
+
+// send makes one request from ip, as who (nil: anonymous), calling tool
+// ("" for a non-call message) with JSON-RPC id.
+func (rig *budgetRig) send(ip string, who *Principal, tool string, id string) *httptest.ResponseRecorder {
+	r, rec := newReq(http.MethodPost, "/mcp", nil)
+	r.RemoteAddr = ip + ":1234"
+	if tool != "" {
+		rec.SetCall(Call{Method: "tools/call", Tool: tool, ID: json.RawMessage(id)})
+	} else {
+		rec.SetCall(Call{Method: "tools/list", ID: json.RawMessage(id)})
+	}
+	if who != nil {
+		r = r.WithContext(WithPrincipal(r.Context(), who))
+	}
+	w := httptest.NewRecorder()
+	rig.h.ServeHTTP(w, r)
+	return w
+}
+
+func TestBudgetSpent(t *testing.T) {
+	rig := newBudgetRig(t, 2, 1, nil)
+	for i := range 2 {
+		if w := rig.send("192.0.2.1", nil, "public_read", "1"); w.Code != http.StatusOK {
+			t.Fatalf("request %d: status %d", i, w.Code)
+		}
+	}
+	w := rig.send("192.0.2.1", nil, "public_read", `"call-9"`)
+	if w.Code != http.StatusTooManyRequests {
+		t.Fatalf("status = %d, want 429", w.Code)
+	}
+	if ra := w.Header().Get("Retry-After"); ra != "60" {
+		t.Errorf("Retry-After = %q, want 60", ra)
+	}
+	id, e := rpcError(t, w.Body.String())
+	if string(id) != `"call-9"` {
+		t.Errorf("id = %s", id)
+	}
+	data := e["data"].(map[string]any)
+	if data["code"] != "rate_limited" || data["budget"] != "read" {
+		t.Errorf("error data = %v", data)
+	}
+	if len(rig.rejected) != 1 || rig.rejected[0] != "read" {
+		t.Errorf("rejected = %v", rig.rejected)
+	}
+}
+
+func TestBudgetsReadWriteSeparate(t *testing.T) {
+	rig := newBudgetRig(t, 3, 1, nil)
+	grant := &Principal{Kind: OAuthGrant, Key: "grant:1", ScopesKnown: true}
+	steps := []struct {
+		name string
+		tool string
+		want int
+	}{
+		{"first write", "doc_admin", http.StatusOK},
+		{"second write spent", "doc_admin", http.StatusTooManyRequests},
+		{"read still has budget", "doc_get", http.StatusOK},
+		{"non-call message spends read", "", http.StatusOK},
+		{"unknown tool spends read", "made_up", http.StatusOK},
+		{"read spent", "doc_get", http.StatusTooManyRequests},
+		{"write still spent", "doc_admin", http.StatusTooManyRequests},
+	}
+	for _, s := range steps {
+		if w := rig.send("192.0.2.1", grant, s.tool, "1"); w.Code != s.want {
+			t.Fatalf("%s: status %d, want %d", s.name, w.Code, s.want)
+		}
+	}
+	if got := strings.Join(rig.rejected, ","); got != "write,read,write" {
+		t.Errorf("rejected = %s", got)
+	}
+}
+
+func TestBudgetKeys(t *testing.T) {
+	alice := &Principal{Kind: OAuthGrant, Key: "grant:alice"}
+	bob := NewPassthrough("bob-token")
+	cases := []struct {
+		name   string
+		first  func(*budgetRig) int
+		second func(*budgetRig) int
+		want   int // status of the second request with a budget of 1
+	}{
+		{"same IP shares",
+			func(r *budgetRig) int { return r.send("192.0.2.1", nil, "public_read", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.1", nil, "public_read", "1").Code }, http.StatusTooManyRequests},
+		{"other IP separate",
+			func(r *budgetRig) int { return r.send("192.0.2.1", nil, "public_read", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.2", nil, "public_read", "1").Code }, http.StatusOK},
+		{"principal keyed on its key, not its IP",
+			func(r *budgetRig) int { return r.send("192.0.2.1", alice, "public_read", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.2", alice, "public_read", "1").Code }, http.StatusTooManyRequests},
+		{"principal does not spend its IP's anonymous budget",
+			func(r *budgetRig) int { return r.send("192.0.2.1", alice, "public_read", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.1", nil, "public_read", "1").Code }, http.StatusOK},
+		{"two principals separate",
+			func(r *budgetRig) int { return r.send("192.0.2.1", alice, "public_read", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.1", bob, "public_read", "1").Code }, http.StatusOK},
+		{"passthrough keyed on its token hash",
+			func(r *budgetRig) int {
+				return r.send("192.0.2.1", NewPassthrough("bob-token"), "public_read", "1").Code
+			},
+			func(r *budgetRig) int {
+				return r.send("192.0.2.9", NewPassthrough("bob-token"), "public_read", "1").Code
+			}, http.StatusTooManyRequests},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rig := newBudgetRig(t, 1, 1, nil)
+			if got := tc.first(rig); got != http.StatusOK {
+				t.Fatalf("first request: %d", got)
+			}
+			if got := tc.second(rig); got != tc.want {
+				t.Fatalf("second request: %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// failingCounter is a LimitCounter whose store is down.
+type failingCounter struct{ failGet bool }
+
+func (failingCounter) Config(int, time.Duration) {}
+func (f failingCounter) Increment(string, time.Time) error {
+	return errors.New("redis: connection refused")
+}
+func (f failingCounter) IncrementBy(string, time.Time, int) error {
+	return errors.New("redis: connection refused")
+}
+func (f failingCounter) Get(string, time.Time, time.Time) (int, int, error) {
+	if f.failGet {
+		return 0, 0, errors.New("redis: connection refused")
+	}
+	return 0, 0, nil
+}
+
+func TestBudgetCounterFailureFailsClosed(t *testing.T) {
+	for _, failGet := range []bool{true, false} {
+		name := map[bool]string{true: "get fails", false: "increment fails"}[failGet]
+		t.Run(name, func(t *testing.T) {
+			rig := newBudgetRig(t, 100, 100, func(string) httprate.LimitCounter { return failingCounter{failGet: failGet} })
+			w := rig.send("192.0.2.1", nil, "public_read", "5")
+			if w.Code != http.StatusTooManyRequests {
+				t.Fatalf("status = %d, want 429", w.Code)
+			}
+			if w.Header().Get("Retry-After") == "" {
+				t.Fatal("no Retry-After")
+			}
+			if strings.Contains(w.Body.String(), "redis") {
+				t.Fatalf("body leaks the counter error: %s", w.Body.String())
+			}
+			id, e := rpcError(t, w.Body.String())
+			if string(id) != "5" || e["data"].(map[string]any)["code"] != "rate_limited" {
+				t.Fatalf("id %s error %v", id, e)
+			}
+		})
+	}
+}

@@ -1,0 +1,67 @@
+package middleware
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+)
+
+func TestRefuse(t *testing.T) {
+	cases := []struct {
+		name     string
+		call     Call
+		err      *toolerr.Error
+		status   int
+		rpcCode  float64
+		envelope bool
+	}{
+		{"no call: plain body", Call{}, toolerr.New(toolerr.BodyTooLarge, "too big"), 413, 0, false},
+		{"notification: plain body", Call{Method: "notifications/x"}, toolerr.New(toolerr.RateLimited, "slow down"), 429, 0, false},
+		{"numeric id", Call{Method: "tools/call", ID: json.RawMessage(`7`)}, toolerr.New(toolerr.InsufficientScope, "no"), 403, -32003, true},
+		{"string id", Call{Method: "ping", ID: json.RawMessage(`"abc"`)}, toolerr.New(toolerr.Unauthenticated, "who"), 401, -32001, true},
+		{"invalid arguments", Call{Method: "ping", ID: json.RawMessage(`1`)}, toolerr.New(toolerr.InvalidArguments, "bad"), 400, -32602, true},
+		{"internal", Call{Method: "ping", ID: json.RawMessage(`1`)}, toolerr.New(toolerr.Internal, "oops"), 500, -32603, true},
+		{"details kept", Call{ID: json.RawMessage(`1`)}, toolerr.New(toolerr.RateLimited, "spent").With("budget", "write"), 429, -32029, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, rec := newReq(http.MethodPost, "/", nil)
+			rec.SetCall(tc.call)
+			w := httptest.NewRecorder()
+			Refuse(w, r, tc.err)
+			if w.Code != tc.status {
+				t.Fatalf("status = %d, want %d", w.Code, tc.status)
+			}
+			if w.Header().Get("Content-Type") != "application/json" || w.Header().Get("Cache-Control") != "no-store" {
+				t.Errorf("headers %v", w.Header())
+			}
+			if rec.Outcome() != string(tc.err.Code) {
+				t.Errorf("outcome = %q", rec.Outcome())
+			}
+			var data map[string]any
+			if tc.envelope {
+				id, e := rpcError(t, w.Body.String())
+				if string(id) != string(tc.call.ID) {
+					t.Errorf("id = %s, want %s", id, tc.call.ID)
+				}
+				if e["code"] != tc.rpcCode || e["message"] != tc.err.Message {
+					t.Errorf("error = %v", e)
+				}
+				data, _ = e["data"].(map[string]any)
+			} else {
+				data = errorBody(t, w.Body.String())
+			}
+			if data["code"] != string(tc.err.Code) || data["message"] != tc.err.Message {
+				t.Errorf("error object = %v", data)
+			}
+			for k, v := range tc.err.Details {
+				if data[k] != v {
+					t.Errorf("detail %s = %v, want %v", k, data[k], v)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,95 @@
+package middleware
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// policyMap is a Policies over a fixed map.
+type policyMap map[string]ToolPolicy
+
+func (m policyMap) ToolPolicy(name string) (ToolPolicy, bool) { p, ok := m[name]; return p, ok }
+
+var testPolicies = policyMap{
+	"public_read":  {Anonymous: true},
+	"forgejo_diff": {},                                   // passthrough: Forgejo enforces scopes
+	"doc_get":      {Scopes: []string{"documents:read"}}, // gateway-checked
+	"doc_admin":    {Scopes: []string{"documents:read", "documents:write"}, Write: true},
+}
+
+func TestScopeGate(t *testing.T) {
+	grant := func(scopes ...string) *Principal {
+		return &Principal{Kind: OAuthGrant, Key: "g", Scopes: scopes, ScopesKnown: true}
+	}
+	passthrough := NewPassthrough("fj-token")
+	cases := []struct {
+		name      string
+		call      Call
+		who       *Principal
+		want      int
+		wantScope string // scope="…" of a 403
+	}{
+		{"not a tool call", Call{Method: "tools/list"}, nil, http.StatusOK, ""},
+		{"anonymous tool, no principal", Call{Method: "tools/call", Tool: "public_read"}, nil, http.StatusOK, ""},
+		{"unknown tool left to the MCP server", Call{Method: "tools/call", Tool: "nope"}, nil, http.StatusOK, ""},
+		{"non-anonymous, no principal", Call{Method: "tools/call", Tool: "forgejo_diff"}, nil, http.StatusUnauthorized, ""},
+		{"scoped, no principal", Call{Method: "tools/call", Tool: "doc_get"}, nil, http.StatusUnauthorized, ""},
+		{"passthrough, no gateway scopes needed", Call{Method: "tools/call", Tool: "forgejo_diff"}, passthrough, http.StatusOK, ""},
+		{"passthrough cannot hold gateway scopes", Call{Method: "tools/call", Tool: "doc_get"}, passthrough, http.StatusForbidden, "documents:read"},
+		{"grant with the scope", Call{Method: "tools/call", Tool: "doc_get"}, grant("documents:read"), http.StatusOK, ""},
+		{"grant missing the scope", Call{Method: "tools/call", Tool: "doc_get"}, grant("memory"), http.StatusForbidden, "documents:read"},
+		{"grant missing one of two", Call{Method: "tools/call", Tool: "doc_admin"}, grant("documents:read"), http.StatusForbidden, "documents:read documents:write"},
+		{"scopes listed but unknown", Call{Method: "tools/call", Tool: "doc_get"}, &Principal{Key: "k", Scopes: []string{"documents:read"}}, http.StatusForbidden, "documents:read"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, rec := newReq(http.MethodPost, "/mcp", nil)
+			rec.SetCall(tc.call)
+			if tc.who != nil {
+				r = r.WithContext(WithPrincipal(r.Context(), tc.who))
+			}
+			next := http.Handler(ok)
+			if tc.want != http.StatusOK {
+				next = mustNotRun(t)
+			}
+			w := httptest.NewRecorder()
+			ScopeGate(testPolicies, testMetadataURL)(next).ServeHTTP(w, r)
+			if w.Code != tc.want {
+				t.Fatalf("status = %d, want %d (%s)", w.Code, tc.want, w.Body.String())
+			}
+			h := w.Header().Get("WWW-Authenticate")
+			switch tc.want {
+			case http.StatusUnauthorized:
+				if !strings.Contains(h, `resource_metadata="`+testMetadataURL+`"`) {
+					t.Errorf("WWW-Authenticate = %q", h)
+				}
+			case http.StatusForbidden:
+				want := `Bearer error="insufficient_scope", scope="` + tc.wantScope + `", resource_metadata="` + testMetadataURL + `"`
+				if h != want {
+					t.Errorf("WWW-Authenticate = %q\nwant              %q", h, want)
+				}
+				e := errorBody(t, w.Body.String())
+				if e["code"] != "insufficient_scope" {
+					t.Errorf("code = %v", e["code"])
+				}
+				var req []string
+				for _, s := range e["required_scopes"].([]any) {
+					req = append(req, s.(string))
+				}
+				if !slices.Equal(req, strings.Fields(tc.wantScope)) {
+					t.Errorf("required_scopes = %v", req)
+				}
+				if rec.Outcome() != "insufficient_scope" {
+					t.Errorf("outcome = %q", rec.Outcome())
+				}
+			default:
+				if h != "" {
+					t.Errorf("WWW-Authenticate on a pass: %q", h)
+				}
+			}
+		})
+	}
+}

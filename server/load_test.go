@@ -1,0 +1,332 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// env returns a Getenv over a fixed map.
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func load(t *testing.T, args []string, vars map[string]string) (*Loaded, error) {
+	t.Helper()
+	var stderr bytes.Buffer
+	return Load(LoadOptions{Args: args, Getenv: env(vars), Stderr: &stderr})
+}
+
+func TestLoadZeroConfig(t *testing.T) {
+	l, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := l.Config
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"listen", c.Listen, "127.0.0.1:8080"},
+		{"public_url", c.PublicURL, "http://127.0.0.1:8080"},
+		{"data_dir", c.DataDir, "./data"},
+		{"database.url", c.DatabaseURL, ""},
+		{"forgejo.origin", c.ForgejoOrigin == nil, true},
+		{"github.api_origin", c.GitHubAPIOrigin.String(), "https://api.github.com"},
+		{"metrics.listen", c.MetricsListen, ""},
+		{"ratelimit.redis_url", c.RedisURL, ""},
+		{"cursor.secret_file", c.CursorSecretFile, ""},
+		{"tls.cert_file", c.TLSCertFile, ""},
+		{"tls.key_file", c.TLSKeyFile, ""},
+		{"trusted_proxies", len(c.TrustedProxies), 0},
+		{"log.level", c.LogLevel, "info"},
+		{"forgejo.io_timeout", c.ForgejoIOTimeout, 30 * time.Second},
+		{"ratelimit.read_per_minute", c.ReadPerMinute, 600},
+		{"ratelimit.write_per_minute", c.WritePerMinute, 60},
+		{"public origin", c.PublicOrigin(), "http://127.0.0.1:8080"},
+		{"config file", l.ConfigFile, ""},
+		{"config test", l.ConfigTest, false},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+}
+
+// TestEnvNames pins the environment variable of every key DESIGN §10
+// fixes: scripts rely on them.
+func TestEnvNames(t *testing.T) {
+	fixed := map[string]string{
+		"listen": "AGENT_GATEWAY_LISTEN", "public_url": "AGENT_GATEWAY_PUBLIC_URL", "data_dir": "AGENT_GATEWAY_DATA_DIR",
+		"database.url": "AGENT_GATEWAY_DATABASE_URL", "forgejo.origin": "AGENT_GATEWAY_FORGEJO_ORIGIN",
+		"github.api_origin": "AGENT_GATEWAY_GITHUB_API_ORIGIN", "metrics.listen": "AGENT_GATEWAY_METRICS_LISTEN",
+		"ratelimit.redis_url": "AGENT_GATEWAY_RATELIMIT_REDIS_URL", "cursor.secret_file": "AGENT_GATEWAY_CURSOR_SECRET_FILE",
+		"tls.cert_file": "AGENT_GATEWAY_TLS_CERT_FILE", "tls.key_file": "AGENT_GATEWAY_TLS_KEY_FILE",
+		"trusted_proxies": "AGENT_GATEWAY_TRUSTED_PROXIES",
+		"github.app_id":   "HEYAIRA_GITHUB_APP_ID", "github.private_key_file": "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE",
+	}
+	byKey := map[string]setting{}
+	envs := map[string]string{}
+	for _, s := range settings {
+		if _, dup := byKey[s.key]; dup {
+			t.Errorf("key %s listed twice", s.key)
+		}
+		byKey[s.key] = s
+		if other, dup := envs[s.Env()]; dup {
+			t.Errorf("%s and %s share %s", s.key, other, s.Env())
+		}
+		envs[s.Env()] = s.key
+		if s.envOnly && s.flag != "" {
+			t.Errorf("secret %s has a flag", s.key)
+		}
+	}
+	for key, want := range fixed {
+		s, ok := byKey[key]
+		if !ok {
+			t.Errorf("key %s missing from settings", key)
+			continue
+		}
+		if s.Env() != want {
+			t.Errorf("%s: env %s, want %s", key, s.Env(), want)
+		}
+	}
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	file := writeFile(t, "c.yaml", "listen: 127.0.0.1:1001\ndata_dir: /from/yaml\nforgejo:\n  origin: https://yaml.example\nratelimit:\n  read_per_minute: 11\n")
+	cases := []struct {
+		name    string
+		args    []string
+		vars    map[string]string
+		listen  string
+		dataDir string
+		origin  string
+		read    int
+	}{
+		{"YAML over defaults", []string{"--config", file}, nil, "127.0.0.1:1001", "/from/yaml", "https://yaml.example", 11},
+		{"config file from the environment", nil, map[string]string{"AGENT_GATEWAY_CONFIG": file}, "127.0.0.1:1001", "/from/yaml", "https://yaml.example", 11},
+		{"environment over YAML", []string{"--config", file}, map[string]string{
+			"AGENT_GATEWAY_LISTEN": "127.0.0.1:2002", "AGENT_GATEWAY_FORGEJO_ORIGIN": "https://env.example", "AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE": "22",
+		}, "127.0.0.1:2002", "/from/yaml", "https://env.example", 22},
+		{"flags over environment", []string{"--config", file, "--listen", "127.0.0.1:3003", "--forgejo-origin=https://flag.example", "--data-dir", "/from/flag"}, map[string]string{
+			"AGENT_GATEWAY_LISTEN": "127.0.0.1:2002", "AGENT_GATEWAY_FORGEJO_ORIGIN": "https://env.example", "AGENT_GATEWAY_DATA_DIR": "/from/env",
+		}, "127.0.0.1:3003", "/from/flag", "https://flag.example", 11},
+		{"empty environment value does not override", []string{"--config", file}, map[string]string{"AGENT_GATEWAY_LISTEN": ""}, "127.0.0.1:1001", "/from/yaml", "https://yaml.example", 11},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := load(t, tc.args, tc.vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := l.Config
+			if c.Listen != tc.listen || c.DataDir != tc.dataDir || c.ForgejoOrigin.String() != tc.origin || c.ReadPerMinute != tc.read {
+				t.Fatalf("listen %s data_dir %s origin %v read %d", c.Listen, c.DataDir, c.ForgejoOrigin, c.ReadPerMinute)
+			}
+			if c.PublicURL != "http://"+tc.listen {
+				t.Errorf("derived public_url %s", c.PublicURL)
+			}
+		})
+	}
+}
+
+func TestLoadDerivedAndParsed(t *testing.T) {
+	cert := writeFile(t, "cert.pem", "x")
+	key := writeFile(t, "key.pem", "x")
+	cases := []struct {
+		name  string
+		args  []string
+		vars  map[string]string
+		check func(*testing.T, Config)
+	}{
+		{"explicit public_url kept, trailing slash dropped", []string{"--public-url", "https://gw.example/"}, nil, func(t *testing.T, c Config) {
+			if c.PublicURL != "https://gw.example" || c.PublicOrigin() != "https://gw.example" {
+				t.Fatal(c.PublicURL)
+			}
+		}},
+		{"TLS makes the derived public_url https", nil, map[string]string{"AGENT_GATEWAY_TLS_CERT_FILE": cert, "AGENT_GATEWAY_TLS_KEY_FILE": key}, func(t *testing.T, c Config) {
+			if c.PublicURL != "https://127.0.0.1:8080" {
+				t.Fatal(c.PublicURL)
+			}
+		}},
+		{"trusted proxies", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": " 10.0.0.0/8, 192.0.2.1,::1, ::ffff:10.1.1.1 ,10.1.2.3/8"}, func(t *testing.T, c Config) {
+			want := []netip.Prefix{
+				netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.1/32"), netip.MustParsePrefix("::1/128"),
+				netip.MustParsePrefix("10.1.1.1/32"), netip.MustParsePrefix("10.0.0.0/8"),
+			}
+			if !slices.Equal(c.TrustedProxies, want) {
+				t.Fatal(c.TrustedProxies)
+			}
+		}},
+		{"allowed origins", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "https://a.example, http://localhost:5173/"}, func(t *testing.T, c Config) {
+			if !slices.Equal(c.AllowedOrigins, []string{"https://a.example", "http://localhost:5173"}) {
+				t.Fatal(c.AllowedOrigins)
+			}
+		}},
+		{"GitHub names kept from the seed", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "123", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE": key}, func(t *testing.T, c Config) {
+			if c.GitHubAppID != 123 || c.GitHubAppKeyFile != key {
+				t.Fatal(c.GitHubAppID, c.GitHubAppKeyFile)
+			}
+		}},
+		{"loopback http origin", nil, map[string]string{"AGENT_GATEWAY_FORGEJO_ORIGIN": "http://[::1]:3000"}, func(t *testing.T, c Config) {
+			if c.ForgejoOrigin.String() != "http://[::1]:3000" {
+				t.Fatal(c.ForgejoOrigin)
+			}
+		}},
+		{"non-flag arguments kept", []string{"--listen", "127.0.0.1:1", "extra", "args"}, nil, func(t *testing.T, c Config) {}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := load(t, tc.args, tc.vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, l.Config)
+		})
+	}
+}
+
+// problems loads and returns the reported problems (failing if none).
+func problems(t *testing.T, args []string, vars map[string]string) []string {
+	t.Helper()
+	_, err := load(t, args, vars)
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a *ConfigError", err)
+	}
+	return ce.Problems
+}
+
+// TestLoadReportsEveryProblem: one broken file plus bad environment and
+// flags yields one report naming every key at fault, and no secret value.
+func TestLoadReportsEveryProblem(t *testing.T) {
+	const canary = "CANARY-SECRET-91b2"
+	file := writeFile(t, "bad.yaml", `
+lisen: 127.0.0.1:1
+listen: nohostport
+forgejo:
+  origin: http://forge.example
+  token: `+canary+`
+  password: `+canary+`
+  colour: blue
+ratelimit:
+  read_per_minute: -5
+  write_per_minute: many
+log:
+  level: loud
+extra:
+  nested: 1
+tls:
+  cert_file: /does/not/exist.pem
+github:
+  api_origin:
+    nested: mapping
+database:
+  url: mysql://user:`+canary+`@db/x
+`)
+	got := problems(t, []string{"--config", file, "--metrics-listen", "nope"}, map[string]string{
+		"AGENT_GATEWAY_SHUTDOWN_GRACE":        "-1s",
+		"AGENT_GATEWAY_RATELIMIT_REDIS_URL":   "http://:" + canary + "@redis",
+		"AGENT_GATEWAY_FORGEJO_TOKEN":         canary,
+		"AGENT_GATEWAY_FORGEJO_USERNAME":      "bob",
+		"AGENT_GATEWAY_FORGEJO_PASSWORD_FILE": "/does/not/exist",
+	})
+	all := strings.Join(got, "\n")
+	if strings.Contains(all, canary) {
+		t.Fatalf("a problem report carries a secret value:\n%s", all)
+	}
+	want := []string{
+		"lisen (", "listen (", "forgejo.origin (", "forgejo.token (", "forgejo.password (", "forgejo.colour (",
+		"ratelimit.read_per_minute (", "ratelimit.write_per_minute (", "log.level (", "extra (",
+		"github.api_origin (", "database.url (", "shutdown_grace (AGENT_GATEWAY_SHUTDOWN_GRACE)",
+		"ratelimit.redis_url (AGENT_GATEWAY_RATELIMIT_REDIS_URL)", "metrics.listen (--metrics-listen)",
+		"tls.cert_file/tls.key_file", "tls.cert_file:", "forgejo.token/forgejo.username", "forgejo.password_file:",
+	}
+	for _, w := range want {
+		found := false
+		for _, p := range got {
+			if strings.HasPrefix(p, w) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no problem starting with %q in:\n%s", w, all)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", len(got), len(want), all)
+	}
+	for _, secret := range []string{"forgejo.token (", "forgejo.password ("} {
+		for _, p := range got {
+			if strings.HasPrefix(p, secret) && !strings.Contains(p, "never in YAML") {
+				t.Errorf("secret-in-YAML problem does not say why: %s", p)
+			}
+		}
+	}
+}
+
+func TestLoadProblems(t *testing.T) {
+	cases := []struct {
+		name string
+		yaml string // "" for no file
+		args []string
+		vars map[string]string
+		want []string // prefixes of the problems, in any order
+	}{
+		{"duplicate YAML key", "listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", nil, nil, []string{"listen ("}},
+		{"duplicate nested YAML key", "forgejo:\n  origin: https://a.example\nforgejo:\n  io_timeout: 5s\n", nil, nil, []string{"forgejo ("}},
+		{"YAML syntax", "listen: [\n", nil, nil, []string{"config file "}},
+		{"top level not a mapping", "- a\n- b\n", nil, nil, []string{"config file "}},
+		{"missing file", "", []string{"--config", "/does/not/exist.yaml"}, nil, []string{"config file:"}},
+		{"prefix given a scalar", "forgejo: https://a.example\n", nil, nil, []string{"forgejo ("}},
+		{"origin with a path", "", nil, map[string]string{"AGENT_GATEWAY_FORGEJO_ORIGIN": "https://a.example/api"}, []string{"forgejo.origin (AGENT_GATEWAY_FORGEJO_ORIGIN)"}},
+		{"plain http origin", "", nil, map[string]string{"AGENT_GATEWAY_GITHUB_API_ORIGIN": "http://api.github.com"}, []string{"github.api_origin ("}},
+		{"public_url with query", "", []string{"--public-url", "https://gw.example/?x=1"}, nil, []string{"public_url (--public-url)"}},
+		{"bad trusted proxy", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, example.com"}, []string{"trusted_proxies ("}},
+		{"bad allowed origin", "", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "gw.example"}, []string{"allowed_origins ("}},
+		{"bad app id", "", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "abc"}, []string{"github.app_id (HEYAIRA_GITHUB_APP_ID)"}},
+		{"only one TLS file", "", nil, map[string]string{"AGENT_GATEWAY_TLS_KEY_FILE": "/x"}, []string{"tls.cert_file/tls.key_file", "tls.key_file:"}},
+		{"empty data_dir flag", "", []string{"--data-dir", ""}, nil, []string{"data_dir (--data-dir)"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.yaml != "" {
+				args = append([]string{"--config", writeFile(t, "c.yaml", tc.yaml)}, args...)
+			}
+			got := problems(t, args, tc.vars)
+			if len(got) != len(tc.want) {
+				t.Fatalf("problems %q, want %d", got, len(tc.want))
+			}
+			for _, w := range tc.want {
+				if !slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, w) }) {
+					t.Errorf("no problem starting with %q in %q", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadFlagErrors(t *testing.T) {
+	for _, args := range [][]string{{"--no-such-flag"}, {"--forgejo-token", "x"}, {"--forgejo-password=x"}} {
+		if _, err := load(t, args, nil); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}
