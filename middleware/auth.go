@@ -43,7 +43,9 @@ type AuthOptions struct {
 func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Query().Has("access_token") {
+			// The raw query is searched, not the parsed one: Go drops pairs
+			// joined with ";", which would let "?x=1;access_token=…" through.
+			if strings.Contains(strings.ToLower(r.URL.RawQuery), "access_token") {
 				Challenge(w, r, opts.ResourceMetadataURL, "invalid_request", "tokens are accepted only in the Authorization header")
 				return
 			}

@@ -112,3 +112,15 @@ func TestChallengeWithoutMetadata(t *testing.T) {
 		t.Fatalf("WWW-Authenticate = %q, want bare Bearer", h)
 	}
 }
+
+func TestAccessTokenAfterSemicolonRefused(t *testing.T) {
+	h := Authenticate(AuthenticatorFunc(func(context.Context, string) (*Principal, error) { return nil, ErrInvalidToken }), AuthOptions{})(
+		http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Fatal("request passed") }))
+	req := httptest.NewRequest(http.MethodPost, "/mcp/forgejo?x=1;access_token=secret", nil)
+	req = req.WithContext(WithRecord(req.Context(), &Record{}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized {
+		t.Fatalf("status %d", rec.Code)
+	}
+}

@@ -24,6 +24,11 @@ func Recover(log *slog.Logger) func(http.Handler) http.Handler {
 				}
 				rec := RecordFromContext(r.Context())
 				log.Error("panic", "request_id", rec.RequestID(), "panic", p, "stack", string(debug.Stack()))
+				if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
+					// The response has begun; a second status cannot be sent.
+					// Abort so the client sees a broken response, not a short one.
+					panic(http.ErrAbortHandler)
+				}
 				Refuse(w, r, toolerr.New(toolerr.Internal, "internal error"))
 			}()
 			next.ServeHTTP(w, r)

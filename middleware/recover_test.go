@@ -3,6 +3,7 @@ package middleware
 import (
 	"bytes"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -80,4 +81,24 @@ func TestRecoverPassesThrough(t *testing.T) {
 	if w.Code != http.StatusOK || w.Body.String() != "ok" {
 		t.Fatalf("got %d %q", w.Code, w.Body.String())
 	}
+}
+
+// TestRecoverAfterWriteAborts: a panic after the response began cannot
+// send a second status; the connection is aborted instead.
+func TestRecoverAfterWriteAborts(t *testing.T) {
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	h := AccessLog(log)(Recover(log)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("partial"))
+		panic("late")
+	})))
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req = req.WithContext(WithRecord(req.Context(), &Record{}))
+	defer func() {
+		if p := recover(); p != http.ErrAbortHandler {
+			t.Fatalf("recovered %v, want http.ErrAbortHandler", p)
+		}
+	}()
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	t.Fatal("no abort")
 }
