@@ -1,0 +1,53 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+	"github.com/agent-gateway/agent-gateway/upstream"
+)
+
+// BenchmarkAnonymousToolCall serves tools/call get_repository through the
+// whole in-process router against the emulator; run with -cpuprofile to
+// see where the gateway's time goes.
+func BenchmarkAnonymousToolCall(b *testing.B) {
+	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer emu.Close()
+	d, err := emu.SeedDemo()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := Default()
+	cfg.DataDir = b.TempDir()
+	cfg.ReadPerMinute = 1 << 30
+	cfg.ForgejoOrigin, _ = upstream.ParseOrigin(emu.URL())
+	cfg.PublicURL = "http://127.0.0.1:8080"
+	g, err := New(context.Background(), cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	h := g.Handler()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_repository","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PublicRepo + `"}}}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := httptest.NewRequest(http.MethodPost, "/mcp/forgejo", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 || bytes.Contains(rec.Body.Bytes(), []byte(`"isError":true`)) {
+			b.Fatalf("%d %s", rec.Code, rec.Body.String())
+		}
+	}
+}

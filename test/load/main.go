@@ -1,0 +1,233 @@
+// Command load measures what the gateway costs: it starts the Forgejo
+// emulator and the real gateway binary on loopback, then calls the same
+// upstream operation directly and through the gateway in the same run, and
+// prints throughput and p50/p99 latency for each path and their ratio.
+//
+//	go run ./test/load                       # defaults: 3 s per phase, 8 workers
+//	go run ./test/load -duration 10s -concurrency 16 -latency-requests 3000
+//
+// Everything binds to 127.0.0.1; every phase is bounded in time and count.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+)
+
+func main() {
+	duration := flag.Duration("duration", 3*time.Second, "length of each throughput phase")
+	concurrency := flag.Int("concurrency", 8, "workers in the throughput phase")
+	latencyRequests := flag.Int("latency-requests", 2000, "sequential requests in the latency phase")
+	maxRequests := flag.Int("max-requests", 200000, "cap on requests per throughput phase")
+	scenarios := flag.String("scenarios", "anonymous,diff", "comma-separated scenarios to run")
+	flag.Parse()
+	if err := run(*duration, *concurrency, *latencyRequests, *maxRequests, strings.Split(*scenarios, ",")); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+// target is one way of performing an operation: a request factory.
+type target struct {
+	name string
+	req  func() *http.Request
+	// ok checks a response body (status 200 is checked by the runner).
+	ok func(body []byte) bool
+}
+
+// scenario pairs the direct upstream call with the gateway call that
+// performs it.
+type scenario struct {
+	name            string
+	direct, gateway target
+}
+
+func run(duration time.Duration, concurrency, latencyN, maxN int, names []string) error {
+	tmp, err := os.MkdirTemp("", "agent-gateway-load-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: filepath.Join(tmp, "forgejo")})
+	if err != nil {
+		return err
+	}
+	defer emu.Close()
+	demo, err := emu.SeedDemo()
+	if err != nil {
+		return err
+	}
+	gw, stop, err := startGateway(tmp, emu.URL())
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2, MaxIdleConns: concurrency * 4, DisableCompression: true}}
+	all := scenarios(emu, demo, gw)
+	fmt.Printf("# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %d workers for %s (cap %d)\n\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), latencyN, concurrency, duration, maxN)
+	fmt.Println("| scenario | path | p50 | p99 | throughput |")
+	fmt.Println("| --- | --- | --- | --- | --- |")
+	for _, s := range all {
+		if !contains(names, s.name) {
+			continue
+		}
+		var res [2]result
+		for i, t := range []target{s.direct, s.gateway} {
+			warm(client, t, 200)
+			lat, err := latency(client, t, latencyN)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", s.name, t.name, err)
+			}
+			rps, err := throughput(client, t, concurrency, duration, maxN)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", s.name, t.name, err)
+			}
+			res[i] = result{p50: lat.p(0.50), p99: lat.p(0.99), rps: rps}
+			fmt.Printf("| %s | %s | %s | %s | %.0f req/s |\n", s.name, t.name, ms(res[i].p50), ms(res[i].p99), rps)
+		}
+		fmt.Printf("| %s | gateway / direct | %.2f× | +%s | %.2f× |\n", s.name,
+			float64(res[1].p50)/float64(res[0].p50), ms(res[1].p99-res[0].p99), res[1].rps/res[0].rps)
+	}
+	return nil
+}
+
+type result struct {
+	p50, p99 time.Duration
+	rps      float64
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if strings.TrimSpace(v) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// startGateway builds the binary without the race detector (figures are
+// for the production build) and runs it on a free loopback port with
+// budgets large enough not to interfere.
+func startGateway(tmp, forgejoURL string) (string, func(), error) {
+	bin := filepath.Join(tmp, "agent-gateway")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = moduleRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", nil, fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	addr := freeAddr()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"AGENT_GATEWAY_LISTEN="+addr,
+		"AGENT_GATEWAY_DATA_DIR="+filepath.Join(tmp, "data"),
+		"AGENT_GATEWAY_FORGEJO_ORIGIN="+forgejoURL,
+		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE=1000000000",
+		"AGENT_GATEWAY_RATELIMIT_WRITE_PER_MINUTE=1000000000",
+		"AGENT_GATEWAY_LOG_LEVEL=warn",
+	)
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }
+	url := "http://" + addr
+	for i := 0; i < 300; i++ {
+		if resp, err := http.Get(url + "/healthz"); err == nil {
+			resp.Body.Close()
+			return url, stop, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	return "", nil, fmt.Errorf("gateway did not start")
+}
+
+func warm(c *http.Client, t target, n int) {
+	for i := 0; i < n; i++ {
+		_, _ = do(c, t)
+	}
+}
+
+func do(c *http.Client, t target) (time.Duration, error) {
+	req := t.req()
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	elapsed := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK || !t.ok(body) {
+		return 0, fmt.Errorf("unexpected answer: %d %.200s", resp.StatusCode, body)
+	}
+	return elapsed, nil
+}
+
+type samples []time.Duration
+
+func (s samples) p(q float64) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	return s[int(q*float64(len(s)-1))]
+}
+
+func latency(c *http.Client, t target, n int) (samples, error) {
+	s := make(samples, 0, n)
+	for i := 0; i < n; i++ {
+		d, err := do(c, t)
+		if err != nil {
+			return nil, err
+		}
+		s = append(s, d)
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s, nil
+}
+
+func throughput(c *http.Client, t target, workers int, d time.Duration, max int) (float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var count atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && count.Load() < int64(max) {
+				if _, err := do(c, t); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				count.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(count.Load()) / time.Since(start).Seconds(), firstErr
+}
