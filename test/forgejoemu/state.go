@@ -156,6 +156,7 @@ type state struct {
 	requests   []Recorded
 	stats      map[string]diffStat // by repository, merge base, head
 	mergeBases map[string]string   // by repository, base, head
+	diff       diffState           // evidence faults and synthetic diffs, own lock (diff.go)
 }
 
 func newState() state {
