@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -54,10 +55,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 
 // forgejoCatalog is the catalog served at /mcp/forgejo and over stdio.
 func forgejoCatalog(c *forgejo.Client) *catalog.Catalog {
-	return catalog.New("agent-gateway-forgejo", Version,
+	impl := mcp.Implementation{Name: "agent-gateway-forgejo", Version: Version}
+	return catalog.New(impl.Name, impl.Version,
 		"Read a Forgejo forge: search repositories, read repositories and pull requests. "+
 			"Without a bearer token only the public read tools are offered.",
-		forgejotools.AnonymousTools(c)...)
+		append(forgejotools.AnonymousTools(c), forgejotools.PullRequestDiffTool(c, impl))...)
 }
 
 // Close releases what New opened.
