@@ -207,8 +207,14 @@ func (e *Emulator) handlePullDiff(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 
+	// net/http refuses a whole write that would pass the announced length;
+	// a length under the entity's must still deliver that many bytes.
+	var out io.Writer = w
+	if m, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64); err == nil && m < n {
+		out = &cutWriter{w: w, left: m}
+	}
 	diff, wait := source.open(r.Context())
-	_, werr := et.Write(w, ent, diff, opts...)
+	_, werr := et.Write(out, ent, diff, opts...)
 	diff.CloseWithError(werr)
 	if gerr := wait(); werr == nil && gerr != nil {
 		werr = gerr
@@ -219,6 +225,25 @@ func (e *Emulator) handlePullDiff(w http.ResponseWriter, r *http.Request) {
 		e.logf("forgejoemu: pull diff evidence stream: %v", werr)
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// cutWriter passes on the first left bytes and drops the rest, as a
+// server that announced too short a length would: the client reads the
+// announced bytes, a cut entity.
+type cutWriter struct {
+	w    io.Writer
+	left int64
+}
+
+func (c *cutWriter) Write(p []byte) (int, error) {
+	k := min(int64(len(p)), c.left)
+	if k > 0 {
+		if _, err := c.w.Write(p[:k]); err != nil {
+			return 0, err
+		}
+		c.left -= k
+	}
+	return len(p), nil
 }
 
 // evidenceInputs reads the generation inputs (the stored merge base and the
