@@ -67,6 +67,8 @@ type diffPage struct {
 	EOF                    bool    `json:"eof"`
 	NextByteOffset         int64   `json:"next_byte_offset"`
 	NextCursor             *string `json:"next_cursor"`
+
+	raw []byte // the result text as received
 }
 
 // sizeRecorder is an HTTP transport that adds a bearer and records the
@@ -146,6 +148,7 @@ func callDiff(t testing.TB, s *mcp.ClientSession, args map[string]any) (*diffPag
 	if err := dec.Decode(&p); err != nil {
 		t.Fatalf("page is not JSON: %v", err)
 	}
+	p.raw = []byte(text)
 	return &p, nil
 }
 
