@@ -2,15 +2,22 @@
 # in-repo emulated upstreams; `make test` passes the tests.
 GO ?= go
 
-.PHONY: test vet unit build
+.PHONY: test vet unit fuzz build
 
-test: vet unit
+test: vet unit fuzz
 
 vet:
 	$(GO) vet ./...
 
 unit:
 	$(GO) test -race -timeout 20m ./...
+
+# A short run of the parsers' fuzz targets on every test run; the seed
+# corpora are committed under each package's testdata/fuzz. go test -fuzz
+# takes one target of one package at a time.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 20s ./upstream/forgejo/evidence/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDiffCursor$$' -fuzztime 10s ./handlers/forgejotools/
 
 build:
 	$(GO) build -o bin/agent-gateway .
