@@ -37,7 +37,11 @@ import (
 //     the change in its JSON-RPC response (target ≥ 0.95);
 //   - max-response-bytes: the largest JSON-RPC response seen;
 //   - verified-MB/s: diff megabytes fetched and verified per second, each
-//     page costing the whole diff.
+//     page costing the whole diff (most of the time is the emulator running
+//     git diff twice per page);
+//   - gateway-CPU-ms/page: the gateway process's user+system CPU time per
+//     page, from /proc/<pid>/stat;
+//   - mean-chunk-bytes: diff bytes per page that is not the last.
 //
 // Each iteration is one page. The pages are read in order from the start;
 // one more page, the last, is read through a cursor made for its offset.
@@ -73,7 +77,7 @@ func BenchmarkPullDiff20MB(b *testing.B) {
 	s, rec := measuredSession(b, proc.url+"/mcp/forgejo", token)
 	args := map[string]any{"owner": "bench", "repo": "big", "index": p.Index()}
 
-	var pages, fullPages int
+	var pages, fullPages, chunkSum int
 	minFill, sumFill, maxResp := 1.0, 0.0, 0
 	var lastCursor string
 	page := func(args map[string]any) *diffPage {
@@ -95,11 +99,13 @@ func BenchmarkPullDiff20MB(b *testing.B) {
 			minFill = min(minFill, f)
 			sumFill += f
 			fullPages++
+			chunkSum += pg.ChunkBytes
 			lastCursor = *pg.NextCursor
 		}
 		pages++
 		return pg
 	}
+	cpu0 := procCPU(b, proc.Process.Pid)
 	start := time.Now()
 	for b.Loop() {
 		pg := page(args)
@@ -120,6 +126,7 @@ func BenchmarkPullDiff20MB(b *testing.B) {
 		b.Fatal("the last page is not eof")
 	}
 	elapsed := time.Since(start)
+	cpu := procCPU(b, proc.Process.Pid) - cpu0
 	peak := procStatusKB(b, proc.Process.Pid, "VmHWM")
 	b.ReportMetric(float64(peak)/1024, "peak-RSS-MB")
 	b.ReportMetric(float64(idle)/1024, "idle-RSS-MB")
@@ -127,6 +134,8 @@ func BenchmarkPullDiff20MB(b *testing.B) {
 	b.ReportMetric(sumFill/float64(max(fullPages, 1)), "mean-page-fill")
 	b.ReportMetric(float64(maxResp), "max-response-bytes")
 	b.ReportMetric(float64(len(want))*float64(pages)/1e6/elapsed.Seconds(), "verified-MB/s")
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(pages), "gateway-CPU-ms/page")
+	b.ReportMetric(float64(chunkSum)/float64(max(fullPages, 1)), "mean-chunk-bytes")
 	b.Logf("%d-byte diff, %d pages; gateway peak RSS %d KiB (idle %d KiB)", len(want), pages, peak, idle)
 }
 
@@ -265,6 +274,25 @@ func startPlainGateway(t testing.TB, bin string, env map[string]string) *plainGa
 	}
 	t.Fatal("the gateway did not become healthy")
 	return nil
+}
+
+// procCPU returns a process's user plus system CPU time from
+// /proc/<pid>/stat (in clock ticks of 1/100 s, as on every Linux build the
+// tests run on).
+func procCPU(t testing.TB, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("cannot read /proc/%d/stat", pid)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // procStatusKB reads a "<key>: <n> kB" line of /proc/<pid>/status.
