@@ -179,13 +179,6 @@ func TestEnvelopeMatchesSDK(t *testing.T) {
 	t.Logf("observed: %v", seen)
 }
 
-// fitCase is one window to fit: a diff, an offset into it, an id.
-type fitCase struct {
-	diff   []byte
-	offset int64
-	id     json.RawMessage
-}
-
 // verified returns what the verifier yields for the diff at the offset.
 func verified(t testing.TB, diff []byte, offset int64, e et.Entity) *evidence.Verified {
 	t.Helper()

@@ -638,3 +638,39 @@ func TestPullDiffAccess(t *testing.T) {
 		}
 	})
 }
+
+// TestPullDiffOverStdio: the tool over stdio, with the process's own
+// credential; the request id is not known there, so pages reserve room for
+// it and stay within the envelope.
+func TestPullDiffOverStdio(t *testing.T) {
+	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	d, err := emu.SeedDemo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := addPullWithFiles(t, emu, d.Owner, d.PrivateRepo, "topic/stdio", mixedFiles())
+	s := stdioSession(t, "AGENT_GATEWAY_FORGEJO_ORIGIN="+emu.URL(), "AGENT_GATEWAY_FORGEJO_TOKEN="+d.ReaderToken)
+	args := map[string]any{"owner": d.Owner, "repo": d.PrivateRepo, "index": p.Index()}
+	var diff []byte
+	for {
+		pg, out := callDiff(t, s, args)
+		if pg == nil {
+			t.Fatal(out)
+		}
+		diff = append(diff, checkPage(t, pg)...)
+		if n := len(pg.raw); n > forgejotools.EnvelopeLimit-forgejotools.UnknownIDReserve {
+			t.Fatalf("a %d-byte result leaves no room for the reserved id", n)
+		}
+		if pg.EOF {
+			break
+		}
+		args["cursor"] = *pg.NextCursor
+	}
+	if !bytes.Equal(diff, gitDiff(t, emu, d.Owner, d.PrivateRepo, p)) {
+		t.Fatal("the pages read over stdio differ from git's diff")
+	}
+}
