@@ -2,9 +2,9 @@
 # in-repo emulated upstreams; `make test` passes the tests.
 GO ?= go
 
-.PHONY: test vet unit configs build
+.PHONY: test vet unit configs fuzz build
 
-test: vet configs unit
+test: vet configs unit fuzz
 
 vet:
 	$(GO) vet ./...
@@ -17,6 +17,13 @@ unit:
 configs:
 	promtool check config configs/prometheus/prometheus.yml
 	promtool check rules configs/prometheus/alerts.yml
+
+# A short run of the parsers' fuzz targets on every test run; the seed
+# corpora are committed under each package's testdata/fuzz. go test -fuzz
+# takes one target of one package at a time.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 20s ./upstream/forgejo/evidence/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDiffCursor$$' -fuzztime 10s ./handlers/forgejotools/
 
 build:
 	$(GO) build -o bin/agent-gateway .

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
@@ -69,10 +71,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 
 // forgejoCatalog is the catalog served at /mcp/forgejo and over stdio.
 func forgejoCatalog(c *forgejo.Client) *catalog.Catalog {
-	return catalog.New("agent-gateway-forgejo", Version,
-		"Read a Forgejo forge: search repositories, read repositories and pull requests. "+
+	impl := mcp.Implementation{Name: "agent-gateway-forgejo", Version: Version}
+	return catalog.New(impl.Name, impl.Version,
+		"Read a Forgejo forge: search repositories, read repositories and pull requests, "+
+			"read verified pull request diff pages, and propose work through agent work grants. "+
 			"Without a bearer token only the public read tools are offered.",
-		append(forgejotools.AnonymousTools(c), forgejotools.GrantTools(c)...)...)
+		slices.Concat(forgejotools.AnonymousTools(c),
+			[]catalog.Tool{forgejotools.PullRequestDiffTool(c, impl)},
+			forgejotools.GrantTools(c))...)
 }
 
 // Close releases what New opened.

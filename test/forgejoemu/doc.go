@@ -1,7 +1,8 @@
 // Package forgejoemu is a test double of Forgejo's native HTTP API ("Core").
 //
 // It serves the routes the gateway reads (repository search, repository,
-// pull request list and pull request) with Forgejo's status codes, JSON field
+// pull request list, pull request and the pull request diff with its
+// evidence entity) with Forgejo's status codes, JSON field
 // names, error bodies, pagination headers and token-scope semantics, over a
 // real loopback TCP listener, so that the gateway's strict upstream transport
 // talks to it exactly as it would to a forge.
@@ -22,8 +23,9 @@
 // (the shared state behind one mutex), routes.go (the one route table),
 // auth.go and scopes.go (caller and token scopes), respond.go (JSON and error
 // bodies), pagination.go, repos.go and pulls.go (domain and handlers),
-// convert.go (Forgejo's JSON shapes), git.go (git plumbing), faults.go and
-// faultwriter.go, record.go, seed.go.
+// convert.go (Forgejo's JSON shapes), git.go (git plumbing), diff.go (the
+// PR diff and its evidence entity, with EvidenceFault and SetSyntheticDiff),
+// faults.go and faultwriter.go, record.go, seed.go.
 //
 // Adding a route: register it in router (routes.go) inside the group whose
 // scope category Forgejo uses for it, so requireScope and, under

@@ -61,6 +61,7 @@ func (e *Emulator) router() http.Handler {
 				r.Get("/", e.handleRepoGet)
 				r.Get("/pulls", e.handlePullList)
 				r.Get("/pulls/{index}", e.handlePullGet)
+				r.Get("/pulls/{index}.diff", e.handlePullDiff)
 			})
 		})
 	})

@@ -157,6 +157,7 @@ type state struct {
 	stats      map[string]diffStat // by repository, merge base, head
 	mergeBases map[string]string   // by repository, base, head
 	grants     *grantState         // agent work grants (grants.go); nil until first use
+	diff       diffState           // evidence faults and synthetic diffs, own lock (diff.go)
 }
 
 func newState() state {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package forgejo_test
+
+const raceEnabled = false
