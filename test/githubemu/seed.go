@@ -82,11 +82,23 @@ func (e *Emulator) SeedDocs(owner, repo string, installationID int64) (*Docs, er
 // MultiByteDocument returns size bytes (or slightly fewer, ending on a
 // character) of UTF-8 text mixing 1-, 2-, 3- and 4-byte characters in a
 // pattern whose period does not divide 1024, so fragment ends of common
-// sizes (1000, 4096, 65536) fall inside characters.
+// sizes fall inside characters; byte 65536, the end of a first full
+// fragment, always does.
 func MultiByteDocument(size int) []byte {
+	for pad := 0; pad < 8; pad++ {
+		out := multiByte(size, pad)
+		if len(out) <= 65536 || !utf8.RuneStart(out[65536]) {
+			return out
+		}
+	}
+	return multiByte(size, 0)
+}
+
+func multiByte(size, pad int) []byte {
 	line := []byte("Zeile äöü ß — 日本語のテキスト — emoji 😀𝄞 — ascii tail xyz\n")
 	var b bytes.Buffer
 	b.Grow(size)
+	b.WriteString(strings.Repeat("=", pad))
 	for n := 0; b.Len() < size; n++ {
 		b.WriteString("#")
 		b.WriteString(strings.Repeat("é", n%7))
