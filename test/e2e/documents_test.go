@@ -465,11 +465,14 @@ func TestDocumentsAuthorization(t *testing.T) {
 		if isErr || len(out["sources"].([]any)) != 1 || out["sources"].([]any)[0].(map[string]any)["source_id"] != srcB {
 			t.Fatalf("project B bootstrap: %v", out)
 		}
-		_, absent := callTool(t, carol, "git_document_get", map[string]any{"source_id": "src_" + strings.Repeat("a", 26)})
-		absentOut, _ := callTool(t, carol, "git_document_get", map[string]any{"source_id": "src_" + strings.Repeat("a", 26)})
+		// A guessed ID and every real ID of project A answer the same.
+		absentOut, absent := callTool(t, carol, "git_document_get", map[string]any{"source_id": "src_" + strings.Repeat("a", 26)})
+		if !absent || errorCode(t, absentOut) != "not_found" {
+			t.Fatalf("absent source: %v", absentOut)
+		}
 		for _, id := range s.sources {
 			out, isErr := callTool(t, carol, "git_document_get", map[string]any{"source_id": id})
-			if !isErr || !absent || mustJSON(t, out) != mustJSON(t, absentOut) {
+			if !isErr || mustJSON(t, out) != mustJSON(t, absentOut) {
 				t.Fatalf("project A's source %s seen from project B: %v (absent: %v)", id, out, absentOut)
 			}
 		}
