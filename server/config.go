@@ -35,6 +35,7 @@ type Config struct {
 	ReadPerMinute     int
 	WritePerMinute    int
 	CursorSecretFile  string
+	CursorTTL         time.Duration
 	TLSCertFile       string
 	TLSKeyFile        string
 	TrustedProxies    []netip.Prefix
@@ -57,6 +58,7 @@ func Default() Config {
 		GitHubIOTimeout:  30 * time.Second,
 		ReadPerMinute:    600,
 		WritePerMinute:   60,
+		CursorTTL:        15 * time.Minute,
 	}
 }
 

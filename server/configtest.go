@@ -45,7 +45,7 @@ func printConfig(w io.Writer, c *Config) error {
 		{"github.app_id", fmt.Sprint(c.GitHubAppID)}, {"github.private_key_file", orNone(c.GitHubAppKeyFile)},
 		{"metrics.listen", orNone(c.MetricsListen)}, {"ratelimit.redis_url", set(c.RedisURL)},
 		{"ratelimit.read_per_minute", fmt.Sprint(c.ReadPerMinute)}, {"ratelimit.write_per_minute", fmt.Sprint(c.WritePerMinute)},
-		{"cursor.secret_file", orNone(c.CursorSecretFile)},
+		{"cursor.secret_file", orNone(c.CursorSecretFile)}, {"cursor.ttl", c.CursorTTL.String()},
 		{"tls.cert_file", orNone(c.TLSCertFile)}, {"tls.key_file", orNone(c.TLSKeyFile)},
 		{"trusted_proxies", orNone(strings.Join(proxies, ","))},
 		{"allowed_origins", orNone(strings.Join(c.AllowedOrigins, ","))},

@@ -14,6 +14,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/forgejotools"
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 )
@@ -35,6 +36,10 @@ type Gateway struct {
 	budgetRejections *prometheus.CounterVec
 	ready            []readinessCheck
 	closers          []func() error
+
+	store         store.Store
+	documentsC    *catalog.Catalog
+	documentsAuth middleware.Authenticator
 }
 
 type readinessCheck struct {
@@ -65,6 +70,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 			g.Close()
 			return nil, err
 		}
+	}
+	if err := g.wireDocuments(ctx); err != nil {
+		g.Close()
+		return nil, err
 	}
 	return g, nil
 }
@@ -106,7 +115,9 @@ func (g *Gateway) Ready(ctx context.Context) error {
 func (g *Gateway) Registry() *prometheus.Registry { return g.registry }
 
 // knownTool reports whether a name is a tool of any catalog (bounded labels).
-func (g *Gateway) knownTool(name string) bool { return g.forgejoC.Has(name) }
+func (g *Gateway) knownTool(name string) bool {
+	return g.forgejoC.Has(name) || g.documentsC.Has(name)
+}
 
 // forgejoAuthenticator accepts any bearer as a passthrough principal:
 // Forgejo, not the gateway, decides whether it is valid (DESIGN §8 item 3).

@@ -25,6 +25,7 @@ commands:
   serve     run the gateway (default)
   stdio     serve the Forgejo catalog over stdin/stdout with the process's own credential
   demo      start an emulated Forgejo with sample data and the real gateway in front of it
+  admin     manage projects, repositories, document sources, grants and tokens in the store
   version   print the version
 
 Run "agent-gateway <command> -h" for the flags of a command.
@@ -47,6 +48,8 @@ func Main(args []string, std Stdio) int {
 		err = runStdio(ctx, args, std)
 	case "demo":
 		err = runDemo(ctx, args, std)
+	case "admin":
+		err = runAdmin(ctx, args, std)
 	case "version":
 		fmt.Fprintln(std.Out, "agent-gateway", Version)
 	case "help", "-h", "--help":
@@ -62,7 +65,8 @@ func Main(args []string, std Stdio) int {
 		return 0
 	default:
 		var ce *ConfigError
-		if errors.As(err, &ce) {
+		var ue *UsageError
+		if errors.As(err, &ce) || errors.As(err, &ue) {
 			fmt.Fprintln(std.Err, err)
 			return 2
 		}

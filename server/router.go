@@ -42,6 +42,13 @@ func (g *Gateway) Handler() http.Handler {
 	r.Handle("/mcp/forgejo", g.mcpChain(g.forgejoC, middleware.AuthOptions{
 		ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/forgejo",
 	}, forgejoAuthenticator))
+
+	// The documents endpoint requires a gateway-issued bearer (DESIGN §6).
+	r.Get("/.well-known/oauth-protected-resource/mcp/documents", g.documentsResourceMetadata)
+	r.Handle("/mcp/documents", g.mcpChain(g.documentsC, middleware.AuthOptions{
+		Required:            true,
+		ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/documents",
+	}, g.documentsAuth))
 	return r
 }
 

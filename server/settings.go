@@ -111,6 +111,7 @@ var settings = []setting{
 	{key: "ratelimit.read_per_minute", help: "read budget per caller per minute", set: positiveInt(func(c *Config) *int { return &c.ReadPerMinute })},
 	{key: "ratelimit.write_per_minute", help: "write budget per caller per minute", set: positiveInt(func(c *Config) *int { return &c.WritePerMinute })},
 	{key: "cursor.secret_file", help: "file holding the cursor signing secret (default: generated into data_dir)", set: func(c *Config, v string) error { c.CursorSecretFile = v; return nil }},
+	{key: "cursor.ttl", help: "how long a document cursor stays valid", set: durationSetter(func(c *Config) *time.Duration { return &c.CursorTTL })},
 	{key: "tls.cert_file", help: "TLS certificate (PEM); with tls.key_file the gateway serves HTTPS itself", set: func(c *Config, v string) error { c.TLSCertFile = v; return nil }},
 	{key: "tls.key_file", help: "TLS private key (PEM)", set: func(c *Config, v string) error { c.TLSKeyFile = v; return nil }},
 	{key: "trusted_proxies", help: "comma-separated IPs/CIDRs whose X-Forwarded-For/-Proto are believed", set: func(c *Config, v string) error {

@@ -1,0 +1,228 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/documents"
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/upstream"
+	"github.com/agent-gateway/agent-gateway/upstream/github"
+)
+
+// storeOpenTimeout bounds opening (and migrating) the store at start.
+const storeOpenTimeout = time.Minute
+
+// openStore opens the configured store: SQLite under data_dir unless
+// database.url names another.
+func openStore(ctx context.Context, cfg Config) (store.Store, error) {
+	ctx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
+	defer cancel()
+	st, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("store (database.url, data_dir): %w", err)
+	}
+	return st, nil
+}
+
+// wireDocuments opens the store and builds the documents catalog: the
+// store backs authentication and the allowlist, the cursor secret signs
+// continuations, and the GitHub App (when configured) reads the files.
+func (g *Gateway) wireDocuments(ctx context.Context) error {
+	st, err := openStore(ctx, g.cfg)
+	if err != nil {
+		return err
+	}
+	g.store = st
+	g.closers = append(g.closers, st.Close)
+	g.ready = append(g.ready, readinessCheck{name: "store", check: st.Ping})
+
+	secret, err := loadCursorSecret(g.cfg)
+	if err != nil {
+		return err
+	}
+	cursors, err := documents.NewCursors(secret, g.cfg.CursorTTL)
+	if err != nil {
+		return fmt.Errorf("cursor.secret_file: %w", err)
+	}
+	files, err := g.githubFiles()
+	if err != nil {
+		return err
+	}
+	g.documentsC = documentsCatalog(documents.Options{Sources: st, Files: files, Cursors: cursors})
+	g.documentsAuth = storeAuthenticator{store: st, log: g.log}
+	return nil
+}
+
+// documentsCatalog is the catalog served at /mcp/documents.
+func documentsCatalog(o documents.Options) *catalog.Catalog {
+	return catalog.New("agent-gateway-documents", Version,
+		"Read the project's allowlisted GitHub documents, pinned to commits. Start with runtime_bootstrap_get, "+
+			"then read a source with git_document_get and follow next_cursor until it is absent.",
+		documents.Tools(o)...)
+}
+
+// githubFiles is the GitHub Contents client. Without an App (both
+// HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE) or an API
+// origin, every read answers provider_unconfigured; a key file that is set
+// but unreadable fails the start.
+func (g *Gateway) githubFiles() (documents.Files, error) {
+	if g.cfg.GitHubAPIOrigin == nil {
+		return unconfiguredFiles{reason: "no GitHub API origin is configured (github.api_origin)"}, nil
+	}
+	var app *github.App
+	switch {
+	case g.cfg.GitHubAppID != 0 && g.cfg.GitHubAppKeyFile != "":
+		var err error
+		if app, err = github.LoadApp(g.cfg.GitHubAppID, g.cfg.GitHubAppKeyFile); err != nil {
+			return nil, &ConfigError{Problems: []string{"github.private_key_file: " + err.Error()}}
+		}
+	case g.cfg.GitHubAppID != 0 || g.cfg.GitHubAppKeyFile != "":
+		g.log.Warn("GitHub App half configured: set both HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE; document reads answer provider_unconfigured")
+	}
+	up := upstream.New(upstream.Config{
+		Name: "github", Origin: g.cfg.GitHubAPIOrigin, IOTimeout: g.cfg.GitHubIOTimeout, Observer: g.metrics,
+	})
+	return github.NewClient(up, github.NewInstallations(up, app)), nil
+}
+
+// unconfiguredFiles answers every read with provider_unconfigured.
+type unconfiguredFiles struct{ reason string }
+
+func (u unconfiguredFiles) GetFile(context.Context, github.FileRequest) (*github.File, error) {
+	return nil, toolerr.New(toolerr.ProviderUnconfigured, "%s", u.reason)
+}
+
+// cursorSecretName is the generated secret's file name under data_dir.
+const cursorSecretName = "cursor.secret"
+
+// loadCursorSecret reads cursor.secret_file, or <data_dir>/cursor.secret,
+// generating the latter (32 random bytes, hex, mode 0600) on first start.
+// Surrounding whitespace is ignored, so a secret written with a trailing
+// newline works. Replicas must share one secret (a shared file or the same
+// secret_file), or a cursor one issued fails on another.
+func loadCursorSecret(cfg Config) ([]byte, error) {
+	read := func(key, path string) ([]byte, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		b = []byte(strings.TrimSpace(string(b)))
+		if len(b) < documents.MinSecretBytes {
+			return nil, &ConfigError{Problems: []string{fmt.Sprintf("%s: %s holds fewer than %d bytes", key, path, documents.MinSecretBytes)}}
+		}
+		return b, nil
+	}
+	if cfg.CursorSecretFile != "" {
+		b, err := read("cursor.secret_file", cfg.CursorSecretFile)
+		var ce *ConfigError
+		if err != nil && !errors.As(err, &ce) {
+			return nil, &ConfigError{Problems: []string{"cursor.secret_file: " + err.Error()}}
+		}
+		return b, err
+	}
+	path := filepath.Join(cfg.DataDir, cursorSecretName)
+	if b, err := read("data_dir", path); !errors.Is(err, fs.ErrNotExist) {
+		return b, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data_dir: %w", err)
+	}
+	// Written under a temporary name and linked into place, so a replica
+	// starting at the same moment never reads a half-written secret: the
+	// first link wins and everyone reads its file.
+	tmp, err := os.CreateTemp(cfg.DataDir, ".cursor.secret-*")
+	if err != nil {
+		return nil, fmt.Errorf("data_dir: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	_, werr := tmp.WriteString(hex.EncodeToString(raw))
+	if err := errors.Join(werr, tmp.Chmod(0o600), tmp.Sync(), tmp.Close()); err != nil {
+		return nil, fmt.Errorf("data_dir: writing the cursor secret: %w", err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("data_dir: %w", err)
+	}
+	return read("data_dir", path)
+}
+
+// storeAuthenticator resolves the bearers of /mcp/documents against the
+// store: gateway-issued access tokens (agw_at_…) become OAuth grant
+// principals with the grant's scopes; legacy project tokens (agw_lt_…)
+// become principals with no scope at all, so the scope gate refuses them
+// every document tool. The lookup runs on every request, so a revoked
+// grant or token stops working at once.
+type storeAuthenticator struct {
+	store interface {
+		LookupAccessToken(ctx context.Context, secret string) (store.Principal, error)
+		LookupLegacyToken(ctx context.Context, secret string) (store.LegacyToken, error)
+	}
+	log interface {
+		Warn(msg string, args ...any)
+	}
+}
+
+// Authenticate implements middleware.Authenticator.
+func (a storeAuthenticator) Authenticate(ctx context.Context, bearer string) (*middleware.Principal, error) {
+	switch {
+	case strings.HasPrefix(bearer, store.AccessTokenPrefix):
+		p, err := a.store.LookupAccessToken(ctx, bearer)
+		if err != nil {
+			return nil, a.refuse(err)
+		}
+		return &middleware.Principal{
+			Kind: middleware.OAuthGrant, Key: "grant:" + p.GrantID,
+			Scopes: p.Scopes, ScopesKnown: true,
+			ProjectID: p.ProjectID, Subject: p.Subject, GrantID: p.GrantID,
+		}, nil
+	case strings.HasPrefix(bearer, store.LegacyTokenPrefix):
+		t, err := a.store.LookupLegacyToken(ctx, bearer)
+		if err != nil {
+			return nil, a.refuse(err)
+		}
+		// Legacy tokens keep only their memory/task permissions: no scope.
+		return &middleware.Principal{
+			Kind: middleware.LegacyProjectToken, Key: "legacy:" + t.ID,
+			ScopesKnown: true, ProjectID: t.ProjectID,
+		}, nil
+	}
+	return nil, middleware.ErrInvalidToken
+}
+
+// refuse turns a lookup failure into ErrInvalidToken; a store failure
+// (not a missing token) is logged, without the token, and still refused.
+func (a storeAuthenticator) refuse(err error) error {
+	if !errors.Is(err, store.ErrNotFound) {
+		a.log.Warn("token lookup failed; refusing the request", "error", err.Error())
+	}
+	return middleware.ErrInvalidToken
+}
+
+// documentsResourceMetadata is the RFC 9728 metadata of /mcp/documents:
+// its authorization server is this gateway.
+func (g *Gateway) documentsResourceMetadata(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"resource":                 g.cfg.PublicURL + "/mcp/documents",
+		"authorization_servers":    []string{g.cfg.PublicURL},
+		"bearer_methods_supported": []string{"header"},
+		"scopes_supported":         []string{documents.Scope},
+		"resource_name":            "agent-gateway project documents",
+	})
+}

@@ -1,0 +1,33 @@
+// Package githubemu is a test double of the parts of GitHub's REST API the
+// gateway uses: the App installation token route, the repository Contents
+// route and the branch route.
+//
+// Repositories are real bare git repositories built with the git binary
+// (plumbing only: hash-object, update-index on a private index, write-tree,
+// commit-tree, update-ref, with fixed dates, so object IDs are
+// deterministic). The Contents route answers from them the way GitHub does:
+// a file is {"type":"file","encoding":"base64",…} with its base64 broken
+// into 60-character lines; a file over 1 MiB has encoding "none" and empty
+// content; a directory is an array, or {"type":"dir","entries":[…]} under
+// the object media type; a symlink whose target is a regular file in the
+// repository answers with the target file (whose path differs); any other
+// symlink answers {"type":"symlink","target":…}; a gitlink answers
+// {"type":"submodule",…}.
+//
+// The token route verifies the App JWT the way GitHub does (RS256 against
+// the App's public key, iss the App ID, iat not in the future, exp in the
+// future and at most 10 minutes ahead) and mints random tokens with a
+// configurable lifetime; the Contents and branch routes accept only a live
+// token of an installation that covers the repository.
+//
+// Fault switches (SetFault) make a route answer with a redirect, a huge
+// body with or without a (truthful or false) Content-Length, any status with
+// any headers and body, malformed JSON or a gzip body. Counters
+// (ContentsRequests, TokenMints) and the request log (Requests) let tests
+// assert what the gateway sent, and that a refused call sent nothing.
+//
+// Layout: emulator.go (life cycle, routing, recording), git.go (plumbing),
+// repos.go (building repositories), contents.go (Contents and branch
+// routes), app.go (JWT check, installations, tokens), faults.go, seed.go (a
+// ready-made repository with every case the documents catalog must handle).
+package githubemu

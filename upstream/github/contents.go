@@ -1,0 +1,243 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1" //nolint:gosec // git blob IDs are SHA-1; used to check integrity, not for security
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream"
+)
+
+// Bounds of seed 002.
+const (
+	// MaxFileBytes is the largest document read: 1 MiB decoded.
+	MaxFileBytes = 1 << 20
+	// MaxContentsResponse bounds the Contents JSON before it is parsed,
+	// whether or not the response carries a (truthful) Content-Length: room
+	// for the base64 and JSON overhead around a 1 MiB file.
+	MaxContentsResponse = 1_500_000
+	// maxErrorBody bounds the body of an error answer, read only to tell
+	// GitHub's too_large refusal from other 403s.
+	maxErrorBody = 64 << 10
+)
+
+// ObjectMediaType asks the Contents route for one object for every kind of
+// path (a directory answers {"type":"dir","entries":[…]}, not an array) and
+// for files between 1 and 100 MB answers encoding "none" instead of a 403.
+const ObjectMediaType = "application/vnd.github.object+json"
+
+// Client reads repository contents as a GitHub App installation.
+type Client struct {
+	up     *upstream.Client
+	tokens *Installations
+	now    func() time.Time
+}
+
+// NewClient returns a Contents client over the strict client bound to the
+// GitHub API origin and the installation token source.
+func NewClient(up *upstream.Client, tokens *Installations) *Client {
+	return &Client{up: up, tokens: tokens, now: time.Now}
+}
+
+// FileRequest names one file at one commit, and the installation that may
+// read it (the repository binding's github_installation_id).
+type FileRequest struct {
+	InstallationID int64
+	Owner, Repo    string
+	Path           string // relative, '/'-separated, already validated
+	Commit         string // 40 lowercase hex
+}
+
+// File is a regular file read and checked: its decoded length equals the
+// size GitHub reported and its bytes hash to the blob ID GitHub reported.
+type File struct {
+	Path    string
+	BlobSHA string
+	Content []byte
+}
+
+// GetFile reads one regular file: GET /repos/{owner}/{repo}/contents/{path}?ref={commit}.
+// Anything but a regular file at exactly the requested path is refused
+// (not_regular_file), as are files over MaxFileBytes (file_too_large) and
+// responses over MaxContentsResponse (response_too_large). A token GitHub
+// refuses with 401 is dropped and the read is tried once more with a fresh
+// one.
+func (c *Client) GetFile(ctx context.Context, r FileRequest) (*File, error) {
+	for attempt := 0; ; attempt++ {
+		token, err := c.tokens.Token(ctx, r.InstallationID)
+		if err != nil {
+			return nil, err
+		}
+		f, status, err := c.getFile(ctx, r, token)
+		if status == http.StatusUnauthorized && attempt == 0 {
+			c.tokens.Invalidate(r.InstallationID, token)
+			continue
+		}
+		return f, err
+	}
+}
+
+func (c *Client) getFile(ctx context.Context, r FileRequest, token string) (*File, int, error) {
+	if strings.ContainsAny(r.Path, "\x00\\") || strings.HasPrefix(r.Path, "/") {
+		return nil, 0, toolerr.New(toolerr.InvalidArguments, "the document path is not a relative '/'-separated path")
+	}
+	segments := append([]string{"repos", r.Owner, r.Repo, "contents"}, strings.Split(r.Path, "/")...)
+	req, err := c.up.NewRequest(ctx, http.MethodGet, url.Values{"ref": {r.Commit}}, nil, segments...)
+	if err != nil {
+		return nil, 0, transportError(err)
+	}
+	req.Header.Set("Accept", ObjectMediaType)
+	req.Header.Set("X-GitHub-Api-Version", APIVersion)
+	upstream.Credential{Token: token}.Apply(req)
+	resp, err := c.up.Do(req)
+	if err != nil {
+		return nil, 0, transportError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, resp.StatusCode, c.statusError(resp)
+	}
+	if resp.ContentLength > MaxContentsResponse {
+		return nil, resp.StatusCode, toolerr.New(toolerr.ResponseTooLarge, "GitHub's Contents response declares more than %d bytes", MaxContentsResponse)
+	}
+	if !isJSON(resp.Header.Get("Content-Type")) {
+		return nil, resp.StatusCode, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer is not JSON")
+	}
+	body, err := upstream.ReadBounded(resp.Body, MaxContentsResponse)
+	if err != nil {
+		return nil, resp.StatusCode, transportError(err)
+	}
+	f, err := parseFile(body, r.Path)
+	return f, resp.StatusCode, err
+}
+
+// statusError maps a non-200 Contents answer to its code. The body is read
+// (bounded) only to recognise GitHub's too_large refusal; it never enters
+// the error.
+func (c *Client) statusError(resp *http.Response) *toolerr.Error {
+	status := resp.StatusCode
+	if secs, ok := rateLimited(status, resp.Header, c.now()); ok {
+		return rateLimitError(status, secs)
+	}
+	var e *toolerr.Error
+	switch status {
+	case http.StatusNotFound:
+		e = toolerr.New(toolerr.ProviderNotFound, "GitHub has no such file at the pinned commit, or the installation cannot see it")
+	case http.StatusUnauthorized:
+		e = toolerr.New(toolerr.ProviderForbidden, "GitHub did not accept the installation token")
+	case http.StatusForbidden:
+		if body, err := upstream.ReadBounded(resp.Body, maxErrorBody); err == nil && isTooLarge(body) {
+			e = toolerr.New(toolerr.FileTooLarge, "the file is larger than %d bytes", MaxFileBytes)
+		} else {
+			e = toolerr.New(toolerr.ProviderForbidden, "GitHub refused access to the file")
+		}
+	default:
+		e = toolerr.New(toolerr.ProviderUnavailable, "GitHub answered with an unexpected status")
+	}
+	return e.With("native_status", status)
+}
+
+// isTooLarge recognises GitHub's refusal of a blob over 1 MB:
+// {"errors":[{"code":"too_large",…}],…}.
+func isTooLarge(body []byte) bool {
+	var b struct {
+		Errors []struct {
+			Code string `json:"code"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return false
+	}
+	for _, e := range b.Errors {
+		if e.Code == "too_large" {
+			return true
+		}
+	}
+	return false
+}
+
+// contentsObject is the part of a Contents answer the gateway reads.
+type contentsObject struct {
+	Type     string          `json:"type"`
+	Path     *string         `json:"path"`
+	Size     *int64          `json:"size"`
+	SHA      string          `json:"sha"`
+	Encoding *string         `json:"encoding"`
+	Content  *string         `json:"content"`
+	Entries  json.RawMessage `json:"entries"`
+}
+
+// kindNames are the object types a refusal may name; anything else is
+// reported as "other", so no upstream text reaches the caller.
+var kindNames = map[string]string{"dir": "directory", "symlink": "symlink", "submodule": "submodule"}
+
+// parseFile checks a Contents answer and decodes the file it holds.
+func parseFile(body []byte, wantPath string) (*File, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if !json.Valid(trimmed) {
+			return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer is malformed JSON")
+		}
+		return nil, toolerr.New(toolerr.NotRegularFile, "the path is a directory, not a regular file").With("type", "directory")
+	}
+	var o contentsObject
+	if err := json.Unmarshal(trimmed, &o); err != nil {
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer is malformed JSON")
+	}
+	if o.Type != "file" || len(o.Entries) > 0 && string(o.Entries) != "null" {
+		kind, ok := kindNames[o.Type]
+		if !ok {
+			kind = "other"
+			if o.Type == "" {
+				return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer has no type")
+			}
+		}
+		if len(o.Entries) > 0 && string(o.Entries) != "null" {
+			kind = "directory"
+		}
+		return nil, toolerr.New(toolerr.NotRegularFile, "the path is a %s, not a regular file", kind).With("type", kind)
+	}
+	if o.Path == nil || o.Size == nil || *o.Size < 0 || o.Encoding == nil {
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer lacks path, size or encoding")
+	}
+	if *o.Path != wantPath {
+		// GitHub answers a symlink to a file with the target file.
+		return nil, toolerr.New(toolerr.NotRegularFile, "the path is a symlink to another file, not a regular file").With("type", "symlink")
+	}
+	if *o.Size > MaxFileBytes || *o.Encoding == "none" {
+		return nil, toolerr.New(toolerr.FileTooLarge, "the file is larger than %d bytes", MaxFileBytes).With("max_file_bytes", MaxFileBytes)
+	}
+	if *o.Encoding != "base64" || o.Content == nil {
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer has an unexpected encoding")
+	}
+	// GitHub breaks base64 into lines; the decoder skips \r and \n only.
+	content, err := base64.StdEncoding.Strict().DecodeString(*o.Content)
+	if err != nil {
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer has invalid base64 content")
+	}
+	if int64(len(content)) != *o.Size {
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer decodes to %d bytes, not the %d it reports", len(content), *o.Size)
+	}
+	if o.SHA != BlobSHA(content) {
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer does not hash to the blob ID it reports")
+	}
+	return &File{Path: *o.Path, BlobSHA: o.SHA, Content: content}, nil
+}
+
+// BlobSHA is git's object ID of a blob with this content (SHA-1 object
+// format, GitHub's): the hex SHA-1 of "blob <len>\x00<content>".
+func BlobSHA(content []byte) string {
+	h := sha1.New() //nolint:gosec // git object ID, not a security hash
+	h.Write([]byte("blob " + strconv.Itoa(len(content)) + "\x00"))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}

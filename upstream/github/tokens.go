@@ -1,0 +1,187 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream"
+)
+
+// RefreshBefore is how long before its expiry a cached installation token
+// is replaced: a token with less than this left is never handed out, so a
+// read that starts with it cannot outlive it.
+const RefreshBefore = 5 * time.Minute
+
+// maxTokenResponse bounds the token route's answer (a few hundred bytes).
+const maxTokenResponse = 64 << 10
+
+// mintTimeout bounds one mint, which runs detached from any one caller's
+// context so that a caller giving up does not fail the others waiting on it.
+const mintTimeout = 2 * time.Minute
+
+// Installations mints and caches installation tokens, one cache entry per
+// installation. Concurrent callers for the same installation share one mint
+// (singleflight), so a burst of calls on a cold cache mints once.
+type Installations struct {
+	up  *upstream.Client
+	app *App // nil: no App configured, every call is provider_unconfigured
+	now func() time.Time
+
+	mu    sync.Mutex
+	cache map[int64]installationToken
+	group singleflight.Group
+}
+
+// installationToken is one cached token. The secret is never logged: the
+// struct has no String method and lives only in this package.
+type installationToken struct {
+	secret  string
+	expires time.Time
+}
+
+// NewInstallations returns a token source over the strict client bound to
+// the GitHub API origin. app may be nil when no App is configured.
+func NewInstallations(up *upstream.Client, app *App) *Installations {
+	return &Installations{up: up, app: app, now: time.Now, cache: map[int64]installationToken{}}
+}
+
+// Configured reports whether an App (ID and key) is configured.
+func (s *Installations) Configured() bool { return s.app != nil }
+
+// Token returns a token for the installation with at least RefreshBefore
+// left, minting one if the cache has none.
+func (s *Installations) Token(ctx context.Context, installationID int64) (string, error) {
+	if s.app == nil {
+		return "", toolerr.New(toolerr.ProviderUnconfigured, "no GitHub App is configured on this gateway (HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE)")
+	}
+	if installationID <= 0 {
+		return "", toolerr.New(toolerr.ProviderUnconfigured, "the repository has no GitHub App installation binding")
+	}
+	if tok, ok := s.cached(installationID); ok {
+		return tok, nil
+	}
+	key := strconv.FormatInt(installationID, 10)
+	ch := s.group.DoChan(key, func() (any, error) {
+		// A caller that lost the race to an earlier mint finds its result here.
+		if tok, ok := s.cached(installationID); ok {
+			return tok, nil
+		}
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mintTimeout)
+		defer cancel()
+		t, err := s.mint(mctx, installationID)
+		if err != nil {
+			return "", err
+		}
+		s.mu.Lock()
+		s.cache[installationID] = t
+		s.mu.Unlock()
+		return t.secret, nil
+	})
+	select {
+	case <-ctx.Done():
+		return "", toolerr.Wrap(ctx.Err(), toolerr.ProviderUnavailable, "the call ended while an installation token was being minted")
+	case r := <-ch:
+		if r.Err != nil {
+			return "", r.Err
+		}
+		return r.Val.(string), nil
+	}
+}
+
+// cached returns the installation's token if it has RefreshBefore left.
+func (s *Installations) cached(installationID int64) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.cache[installationID]
+	if !ok || t.expires.Sub(s.now()) < RefreshBefore {
+		return "", false
+	}
+	return t.secret, true
+}
+
+// Invalidate drops the cached token of an installation if it is still
+// secret, after GitHub refused it (revoked or rotated early).
+func (s *Installations) Invalidate(installationID int64, secret string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.cache[installationID]; ok && t.secret == secret {
+		delete(s.cache, installationID)
+	}
+}
+
+// mint exchanges a fresh app JWT for an installation token:
+// POST /app/installations/{id}/access_tokens, 201 {token, expires_at, …}.
+func (s *Installations) mint(ctx context.Context, installationID int64) (installationToken, error) {
+	appJWT, err := s.app.JWT()
+	if err != nil {
+		return installationToken{}, toolerr.Wrap(err, toolerr.ProviderUnconfigured, "the GitHub App JWT could not be signed")
+	}
+	req, err := s.up.NewRequest(ctx, http.MethodPost, nil, nil,
+		"app", "installations", strconv.FormatInt(installationID, 10), "access_tokens")
+	if err != nil {
+		return installationToken{}, transportError(err)
+	}
+	req.Header.Set("Accept", "application/vnd.github+json")
+	req.Header.Set("X-GitHub-Api-Version", APIVersion)
+	upstream.Credential{Token: appJWT}.Apply(req)
+	resp, err := s.up.Do(req)
+	if err != nil {
+		return installationToken{}, transportError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		return installationToken{}, mintStatusError(resp.StatusCode, resp.Header, s.now())
+	}
+	if !isJSON(resp.Header.Get("Content-Type")) {
+		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer is not JSON")
+	}
+	body, err := upstream.ReadBounded(resp.Body, maxTokenResponse)
+	if err != nil {
+		return installationToken{}, transportError(err)
+	}
+	var out struct {
+		Token     string `json:"token"`
+		ExpiresAt string `json:"expires_at"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer is malformed JSON")
+	}
+	expires, err := time.Parse(time.RFC3339, out.ExpiresAt)
+	switch {
+	// No length is assumed; the token only has to be a usable header value.
+	case out.Token == "" || len(out.Token) > 4096 || strings.IndexFunc(out.Token, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0:
+		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer has no usable token")
+	case err != nil || !expires.After(s.now()):
+		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer has no usable expires_at")
+	}
+	return installationToken{secret: out.Token, expires: expires}, nil
+}
+
+// mintStatusError maps a non-201 answer of the token route. A refused app
+// JWT or an unknown installation is a configuration problem of this
+// gateway, not of the caller.
+func mintStatusError(status int, h http.Header, now time.Time) *toolerr.Error {
+	if secs, ok := rateLimited(status, h, now); ok {
+		return rateLimitError(status, secs)
+	}
+	var e *toolerr.Error
+	switch status {
+	case http.StatusUnauthorized:
+		e = toolerr.New(toolerr.ProviderForbidden, "GitHub refused the App's credentials (check HEYAIRA_GITHUB_APP_ID and the private key)")
+	case http.StatusForbidden:
+		e = toolerr.New(toolerr.ProviderForbidden, "GitHub refused an installation token for this repository's installation")
+	case http.StatusNotFound:
+		e = toolerr.New(toolerr.ProviderUnconfigured, "GitHub does not know this repository's App installation")
+	default:
+		e = toolerr.New(toolerr.ProviderUnavailable, "GitHub's installation token route answered with an unexpected status")
+	}
+	return e.With("native_status", status)
+}
