@@ -13,9 +13,11 @@ import (
 // are chi patterns, tools are catalog names (anything else is "unknown"),
 // outcomes are stable codes.
 type Metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	known    func(tool string) bool
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	pages     *prometheus.CounterVec
+	pageBytes *prometheus.CounterVec
+	known     func(tool string) bool
 }
 
 // NewMetrics registers the request series on reg. known reports whether a
@@ -31,9 +33,17 @@ func NewMetrics(reg prometheus.Registerer, known func(tool string) bool) *Metric
 			Help:    "HTTP request latency by route pattern and MCP tool.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"route", "tool"}),
+		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_gateway_pages_served_total",
+			Help: "Pages served by paging tools (verified diff windows, document fragments), by tool.",
+		}, []string{"tool"}),
+		pageBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_gateway_page_bytes_total",
+			Help: "Content bytes in the pages served (diff chunk bytes, document fragment bytes), by tool.",
+		}, []string{"tool"}),
 		known: known,
 	}
-	reg.MustRegister(m.requests, m.duration)
+	reg.MustRegister(m.requests, m.duration, m.pages, m.pageBytes)
 	return m
 }
 
@@ -61,5 +71,9 @@ func (m *Metrics) Handler(next http.Handler) http.Handler {
 		}
 		m.requests.WithLabelValues(route, strconv.Itoa(sw.Status()), tool, outcome).Inc()
 		m.duration.WithLabelValues(route, tool).Observe(time.Since(start).Seconds())
+		if n, ok := rec.Page(); ok && outcome == "ok" {
+			m.pages.WithLabelValues(tool).Inc()
+			m.pageBytes.WithLabelValues(tool).Add(float64(n))
+		}
 	})
 }

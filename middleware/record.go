@@ -22,6 +22,8 @@ type Record struct {
 	call      Call
 	caller    string // hashed or opaque caller key, never a credential
 	outcome   string // "ok" or a stable error code
+	page      int    // bytes of content served by a paging tool; -1 for none
+	pageSet   bool
 }
 
 // Call is what the MCP peek learned from the JSON-RPC envelope.
@@ -70,3 +72,10 @@ func (r *Record) Outcome() string { r.mu.Lock(); defer r.mu.Unlock(); return r.o
 
 // SetOutcome records the tool outcome.
 func (r *Record) SetOutcome(o string) { r.mu.Lock(); r.outcome = o; r.mu.Unlock() }
+
+// SetPage records that the call served one page (a diff window or a
+// document fragment) of n content bytes, for the pages-served metrics.
+func (r *Record) SetPage(n int) { r.mu.Lock(); r.page, r.pageSet = n, true; r.mu.Unlock() }
+
+// Page returns the bytes of the page served and whether one was.
+func (r *Record) Page() (int, bool) { r.mu.Lock(); defer r.mu.Unlock(); return r.page, r.pageSet }

@@ -95,7 +95,9 @@ func (g *Gateway) githubFiles() (documents.Files, error) {
 	up := upstream.New(upstream.Config{
 		Name: "github", Origin: g.cfg.GitHubAPIOrigin, IOTimeout: g.cfg.GitHubIOTimeout, Observer: g.metrics,
 	})
-	return github.NewClient(up, github.NewInstallations(up, app)), nil
+	installs := github.NewInstallations(up, app)
+	installs.Observe(func(event string) { g.domain.installTokens.WithLabelValues(event).Inc() })
+	return github.NewClient(up, installs), nil
 }
 
 // unconfiguredFiles answers every read with provider_unconfigured.

@@ -29,6 +29,7 @@ type Gateway struct {
 	log      *slog.Logger
 	registry *prometheus.Registry
 	metrics  *upstreamMetrics
+	domain   *domainMetrics
 	forgejo  *forgejo.Client
 	forgejoC *catalog.Catalog
 	redis    redis.UniversalClient // nil: budgets in memory
@@ -54,6 +55,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	g.registry.MustRegister(buildInfo())
 	g.metrics = newUpstreamMetrics(g.registry)
+	g.domain = newDomainMetrics(g.registry)
 	g.budgetRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agent_gateway_budget_rejections_total",
 		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write).",
@@ -63,6 +65,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		g.forgejo = forgejo.New(upstream.New(upstream.Config{
 			Name: "forgejo", Origin: cfg.ForgejoOrigin, IOTimeout: cfg.ForgejoIOTimeout, Observer: g.metrics,
 		}))
+		g.forgejo.ObserveEvidence(g.domain.evidence)
 	}
 	g.forgejoC = forgejoCatalog(g.forgejo)
 	if cfg.RedisURL != "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -61,4 +62,42 @@ func buildInfo() prometheus.Collector {
 	})
 	g.Set(1)
 	return g
+}
+
+// domainMetrics are the series of what the gateway verifies and mints:
+// evidence entities and the diff bytes they proved, and GitHub installation
+// tokens (mints versus cache hits).
+type domainMetrics struct {
+	evidenceEntities *prometheus.CounterVec
+	evidenceBytes    prometheus.Counter
+	installTokens    *prometheus.CounterVec
+}
+
+func newDomainMetrics(reg prometheus.Registerer) *domainMetrics {
+	m := &domainMetrics{
+		evidenceEntities: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_gateway_evidence_entities_total",
+			Help: "PR diff evidence entities read, by result: verified, or the refusal code.",
+		}, []string{"result"}),
+		evidenceBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agent_gateway_evidence_verified_bytes_total",
+			Help: "Decoded diff bytes whose count and SHA-256 were verified (whole diffs, every page).",
+		}),
+		installTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_gateway_github_installation_tokens_total",
+			Help: "GitHub App installation token requests, by event: cache_hit, minted, mint_failed.",
+		}, []string{"event"}),
+	}
+	reg.MustRegister(m.evidenceEntities, m.evidenceBytes, m.installTokens)
+	return m
+}
+
+// evidence implements the forgejo client's evidence observer.
+func (m *domainMetrics) evidence(verified int64, err error) {
+	if err != nil {
+		m.evidenceEntities.WithLabelValues(string(toolerr.As(err).Code)).Inc()
+		return
+	}
+	m.evidenceEntities.WithLabelValues("verified").Inc()
+	m.evidenceBytes.Add(float64(verified))
 }

@@ -223,6 +223,7 @@ func (o Options) get(ctx context.Context, in getArgs) (any, error) {
 		return nil, err
 	}
 	frag := content[start:end]
+	middleware.RecordFromContext(ctx).SetPage(len(frag))
 	out := Fragment{
 		Content: string(frag), StartByte: start, EndByte: end, FileBytes: size,
 		FileSHA256: sha256Hex(content), FragmentSHA256: sha256Hex(frag),

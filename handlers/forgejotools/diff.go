@@ -109,10 +109,11 @@ func pullDiffPage(ctx context.Context, c *forgejo.Client, server *mcp.Implementa
 			return newDiffCursor(in.Owner, in.Repo, v.Identity, next).Encode()
 		},
 	}
-	text, _, err := f.Fit()
+	text, chunk, err := f.Fit()
 	if err != nil {
 		return nil, err
 	}
+	middleware.RecordFromContext(ctx).SetPage(chunk)
 	// Returned as the exact bytes that were measured: the catalog's
 	// encoder passes compact JSON through unchanged.
 	return json.RawMessage(text), nil

@@ -21,8 +21,13 @@ const MaxJSONBody = 8 << 20
 
 // Client talks to one Forgejo origin.
 type Client struct {
-	up *upstream.Client
+	up       *upstream.Client
+	evidence func(verifiedBytes int64, err error)
 }
+
+// ObserveEvidence sets f to be told about every evidence entity read: the
+// decoded diff bytes verified, or the refusal (metrics). Call it before use.
+func (c *Client) ObserveEvidence(f func(verifiedBytes int64, err error)) { c.evidence = f }
 
 // New returns a Client over a strict upstream client bound to the Forgejo origin.
 func New(up *upstream.Client) *Client { return &Client{up: up} }

@@ -38,7 +38,16 @@ type DiffEvidenceRequest struct {
 // on any failure it returns a *toolerr.Error and nothing else.
 //
 // There is no retry and no fallback: a refusal or fault is the answer.
-func (c *Client) PullDiffEvidence(ctx context.Context, cred upstream.Credential, r DiffEvidenceRequest) (*evidence.Verified, error) {
+func (c *Client) PullDiffEvidence(ctx context.Context, cred upstream.Credential, r DiffEvidenceRequest) (v *evidence.Verified, err error) {
+	if c.evidence != nil {
+		defer func() {
+			var n int64
+			if v != nil {
+				n = v.Identity.ByteCount
+			}
+			c.evidence(n, err)
+		}()
+	}
 	query := url.Values{"binary": {"true"}, "evidence": {"v1"}}
 	req, err := c.up.NewRequest(ctx, http.MethodGet, query, nil,
 		"api", "v1", "repos", r.Owner, r.Repo, "pulls", strconv.FormatInt(r.Index, 10)+".diff")
@@ -59,7 +68,7 @@ func (c *Client) PullDiffEvidence(ctx context.Context, cred upstream.Credential,
 		return nil, err
 	}
 	body := &exactBody{r: resp.Body, left: resp.ContentLength}
-	v, err := evidence.Verify(body, evidence.Request{Index: r.Index, Offset: r.Offset, Window: r.Window})
+	v, err = evidence.Verify(body, evidence.Request{Index: r.Index, Offset: r.Offset, Window: r.Window})
 	if err != nil {
 		return nil, err
 	}

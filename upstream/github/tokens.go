@@ -38,6 +38,20 @@ type Installations struct {
 	mu    sync.Mutex
 	cache map[int64]installationToken
 	group singleflight.Group
+
+	// observe, if set, is told "cache_hit", "minted" or "mint_failed" for
+	// every token request (metrics).
+	observe func(event string)
+}
+
+// Observe sets f to be told the outcome of every token request: "cache_hit",
+// "minted" or "mint_failed". Call it before use.
+func (s *Installations) Observe(f func(event string)) { s.observe = f }
+
+func (s *Installations) event(e string) {
+	if s.observe != nil {
+		s.observe(e)
+	}
 }
 
 // installationToken is one cached token. The secret is never logged: the
@@ -66,20 +80,24 @@ func (s *Installations) Token(ctx context.Context, installationID int64) (string
 		return "", toolerr.New(toolerr.ProviderUnconfigured, "the repository has no GitHub App installation binding")
 	}
 	if tok, ok := s.cached(installationID); ok {
+		s.event("cache_hit")
 		return tok, nil
 	}
 	key := strconv.FormatInt(installationID, 10)
 	ch := s.group.DoChan(key, func() (any, error) {
 		// A caller that lost the race to an earlier mint finds its result here.
 		if tok, ok := s.cached(installationID); ok {
+			s.event("cache_hit")
 			return tok, nil
 		}
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mintTimeout)
 		defer cancel()
 		t, err := s.mint(mctx, installationID)
 		if err != nil {
+			s.event("mint_failed")
 			return "", err
 		}
+		s.event("minted")
 		s.mu.Lock()
 		s.cache[installationID] = t
 		s.mu.Unlock()

@@ -1,0 +1,139 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/agent-gateway/agent-gateway/store/storetest"
+	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+)
+
+// metricsCatalogue is every series docs/metrics.md documents; the test
+// fails when one is missing from a live scrape, so the catalogue cannot rot.
+var metricsCatalogue = []string{
+	"agent_gateway_build_info",
+	"agent_gateway_http_requests_total",
+	"agent_gateway_http_request_duration_seconds",
+	"agent_gateway_upstream_requests_total",
+	"agent_gateway_upstream_response_header_seconds",
+	"agent_gateway_evidence_entities_total",
+	"agent_gateway_evidence_verified_bytes_total",
+	"agent_gateway_pages_served_total",
+	"agent_gateway_page_bytes_total",
+	"agent_gateway_budget_rejections_total",
+	"agent_gateway_github_installation_tokens_total",
+}
+
+// TestMetricsCatalogue exercises every catalogue, scrapes /metrics, checks
+// it with promtool, finds every documented series, and proves no label
+// carries an owner, repository, path or credential.
+func TestMetricsCatalogue(t *testing.T) {
+	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	d, err := emu.SeedDemo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := newDocStack(t, storetest.SQLiteURL(t), stackOptions{env: map[string]string{
+		"AGENT_GATEWAY_FORGEJO_ORIGIN":            emu.URL(),
+		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE": "30",
+	}})
+	gw := docs.gw
+
+	fj := gw.Connect(t, "/mcp/forgejo", d.ReaderToken)
+	callTool(t, fj, "get_repository", map[string]any{"owner": d.Owner, "repo": d.PublicRepo})
+	callTool(t, fj, "get_repository", map[string]any{"owner": d.Owner, "repo": "no-such-repo"})
+	if page, out := callDiff(t, fj, map[string]any{"owner": d.Owner, "repo": d.PublicRepo, "index": d.OpenPull}); page == nil {
+		t.Fatalf("diff page: %v", out)
+	}
+	ds := gw.Connect(t, "/mcp/documents", docs.tokenA)
+	callTool(t, ds, "git_document_get", map[string]any{"source_id": docs.sources[docs.docs.Runtime]})
+	callTool(t, ds, "git_document_get", map[string]any{"source_id": docs.sources[docs.docs.Readme]})
+	for i := 0; i < 40; i++ { // spend the anonymous read budget
+		postRPC(t, gw.URL+"/mcp/forgejo", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil)
+	}
+
+	code, exposition := get(t, gw.URL+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, name := range metricsCatalogue {
+		if !strings.Contains(exposition, "\n"+name) {
+			t.Errorf("documented series %s is missing from /metrics", name)
+		}
+	}
+	for _, want := range []string{
+		`agent_gateway_pages_served_total{tool="get_pull_request_diff"} 1`,
+		`agent_gateway_pages_served_total{tool="git_document_get"} 2`,
+		`agent_gateway_evidence_entities_total{result="verified"} 1`,
+		`agent_gateway_github_installation_tokens_total{event="minted"} 1`,
+		`agent_gateway_github_installation_tokens_total{event="cache_hit"} 1`,
+		`agent_gateway_budget_rejections_total{budget="read",catalog="agent-gateway-forgejo"}`,
+		`outcome="not_found"`,
+	} {
+		if !strings.Contains(exposition, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	// Bounded labels: no owner, repository, path, source, project or token
+	// in any label value.
+	values := labelValues(exposition)
+	for _, secret := range []string{d.Owner, d.PublicRepo, "no-such-repo", docs.docs.Runtime, docs.docs.Readme,
+		docs.projectA, docs.sources[docs.docs.Runtime], d.ReaderToken, docs.tokenA, docsOwner} {
+		for _, v := range values {
+			if v == secret || (len(secret) > 12 && strings.Contains(v, secret)) {
+				t.Errorf("/metrics has the label value %q carrying %q", v, secret)
+			}
+		}
+	}
+	if strings.Contains(exposition, d.ReaderToken) || strings.Contains(exposition, docs.tokenA) {
+		t.Error("/metrics carries a caller's token")
+	}
+	promtoolCheck(t, exposition)
+}
+
+// promtoolCheck runs `promtool check metrics` (Debian package prometheus;
+// required under CI=true) on an exposition.
+func promtoolCheck(t *testing.T, exposition string) {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool is required in CI (Debian package prometheus)")
+		}
+		t.Skip("promtool not installed")
+	}
+	cmd := exec.Command(path, "check", "metrics")
+	cmd.Stdin = strings.NewReader(exposition)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out.String())
+	}
+}
+
+// labelValues returns every label value of an exposition's samples.
+func labelValues(exposition string) []string {
+	var out []string
+	for _, line := range strings.Split(exposition, "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		open, end := strings.IndexByte(line, '{'), strings.LastIndexByte(line, '}')
+		if open < 0 || end < open {
+			continue
+		}
+		for _, pair := range strings.Split(line[open+1:end], ",") {
+			if _, v, ok := strings.Cut(pair, "="); ok {
+				out = append(out, strings.Trim(v, `"`))
+			}
+		}
+	}
+	return out
+}
