@@ -33,7 +33,7 @@ func main() {
 	concurrency := flag.Int("concurrency", 8, "workers in the throughput phase")
 	latencyRequests := flag.Int("latency-requests", 2000, "sequential requests in the latency phase")
 	maxRequests := flag.Int("max-requests", 200000, "cap on requests per throughput phase")
-	scenarios := flag.String("scenarios", "anonymous,diff", "comma-separated scenarios to run")
+	scenarios := flag.String("scenarios", "anonymous,diff page", "comma-separated scenarios to run")
 	flag.Parse()
 	if err := run(*duration, *concurrency, *latencyRequests, *maxRequests, strings.Split(*scenarios, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)

@@ -26,6 +26,21 @@ func scenarios(emu *forgejoemu.Emulator, d *forgejoemu.Demo, gw string) []scenar
 			gateway: target{name: "gateway", ok: okResult,
 				req: mcpCall(gw, "", "get_repository", fmt.Sprintf(`{"owner":%q,"repo":%q}`, d.Owner, d.PublicRepo))},
 		},
+		{
+			// One diff page: the direct path fetches the evidence entity (the
+			// gateway verifies all of it on every page); the gateway path
+			// returns page 0, verified and fitted.
+			name: "diff page",
+			direct: target{name: "direct", ok: func(b []byte) bool { return bytes.Contains(b, []byte(`"forgejo.pr-diff-evidence.v1"`)) },
+				req: func() *http.Request {
+					r, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s%s/pulls/%d.diff?binary=true&evidence=v1", emu.URL(), repoPath, d.OpenPull), nil)
+					r.Header.Set("Accept", "application/json")
+					r.Header.Set("Authorization", "Bearer "+d.ReaderToken)
+					return r
+				}},
+			gateway: target{name: "gateway", ok: okResult,
+				req: mcpCall(gw, d.ReaderToken, "get_pull_request_diff", fmt.Sprintf(`{"owner":%q,"repo":%q,"index":%d}`, d.Owner, d.PublicRepo, d.OpenPull))},
+		},
 	}
 }
 
