@@ -142,11 +142,15 @@ func (s *sqlStore) SetProfileLayer(ctx context.Context, profileID, layer string,
 }
 
 // documentSource reads a document source of the project as a catalog
-// source; lock holds its rows until the transaction ends.
+// source; lock holds its repository row and then its own row until the
+// transaction ends.
 func (s *sqlStore) documentSource(ctx context.Context, q queryer, projectID, sourceID string, lock bool) (DocumentSource, error) {
 	query := sourceSelect + ` WHERE s.project_id = $1 AND s.id = $2`
 	if lock {
-		query += s.d.forShare()
+		if err := s.lockRepositoryOf(ctx, q, "document_sources", "github_repositories", "project_id", projectID, sourceID); err != nil {
+			return DocumentSource{}, err
+		}
+		query += s.lockSourceRow()
 	}
 	src, err := scanSource(q.QueryRowContext(ctx, query, projectID, sourceID))
 	if err != nil {
@@ -289,8 +293,9 @@ func (s *sqlStore) CatalogPlan(ctx context.Context, projectID, profileID string)
 }
 
 // catalogPlan reads a plan; lock holds every row it read (profile, layer
-// rows, configuration, sources and repositories) until the transaction
-// ends, so that a revocation or reconfiguration waits for it.
+// rows, configuration, repositories and sources, each repository before its
+// sources) until the transaction ends, so that a revocation or
+// reconfiguration waits for it.
 func (s *sqlStore) catalogPlan(ctx context.Context, q queryer, projectID, profileID string, lock bool) (CatalogPlan, error) {
 	account, err := s.projectAccount(ctx, q, projectID)
 	if err != nil {

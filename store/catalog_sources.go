@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 )
 
 // LinkAccountRepository implements CatalogStore.
@@ -178,12 +179,15 @@ func scanInstructionSource(row rowScanner) (InstructionSource, error) {
 	return src, nil
 }
 
-// getInstructionSource reads a source of the account; lock holds the
-// source and repository rows until the transaction ends.
+// getInstructionSource reads a source of the account; lock holds its
+// repository row and then its own row until the transaction ends.
 func (s *sqlStore) getInstructionSource(ctx context.Context, q queryer, accountID, sourceID string, lock bool) (InstructionSource, error) {
 	query := instructionSourceSelect + ` WHERE s.account_id = $1 AND s.id = $2`
 	if lock {
-		query += s.d.forShare()
+		if err := s.lockRepositoryOf(ctx, q, "instruction_sources", "account_repositories", "account_id", accountID, sourceID); err != nil {
+			return InstructionSource{}, err
+		}
+		query += s.lockSourceRow()
 	}
 	src, err := scanInstructionSource(q.QueryRowContext(ctx, query, accountID, sourceID))
 	if err != nil {
@@ -289,4 +293,36 @@ func (s *sqlStore) listAccountLayers(ctx context.Context, q queryer, accountID s
 		return l, err
 	}, `SELECT account_id, layer, mode, source_id, updated_at FROM account_instruction_layers
 	    WHERE account_id = $1 ORDER BY layer, mode`, accountID)
+}
+
+// lockSourceRow is the locking clause of a source read joined with its
+// repository (aliases s and r): it holds the source row. Callers first hold
+// the repository row with lockRepositoryOf.
+func (s *sqlStore) lockSourceRow() string {
+	if clause := s.d.forShare(); clause != "" {
+		return clause + " OF s"
+	}
+	return ""
+}
+
+// lockRepositoryOf holds the repository row of a source before the source
+// row is held. Revocations take the repository first and its sources second
+// (RevokeRepository, RevokeAccountRepository), so a reader that held a
+// source and then waited for its repository could deadlock with them;
+// taking the same order makes the one wait for the other instead. table
+// and repoTable are the source and repository tables, tenant their tenant
+// column ("account_id" or "project_id"). SQLite needs nothing: its
+// transactions exclude each other whole.
+func (s *sqlStore) lockRepositoryOf(ctx context.Context, q queryer, table, repoTable, tenant, tenantID, sourceID string) error {
+	clause := s.d.forShare()
+	if clause == "" {
+		return nil
+	}
+	rows, err := q.QueryContext(ctx, `SELECT r.id FROM `+repoTable+` r
+	  WHERE r.`+tenant+` = $1 AND r.id = (SELECT s.repository_id FROM `+table+` s WHERE s.`+tenant+` = $1 AND s.id = $2)`+clause,
+		tenantID, sourceID)
+	if err != nil {
+		return fmt.Errorf("locking the repository of %s: %w", sourceID, err)
+	}
+	return rows.Close()
 }

@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/store"
@@ -20,6 +22,7 @@ var catalogSuite = []struct {
 	{"catalog tenant rules in SQL", testCatalogConstraintsInSQL},
 	{"plan order, missing layers and tenancy", testCatalogPlan},
 	{"workflow store re-checks the plan", testCreateWorkflow},
+	{"dispatch racing a repository revocation", testWorkflowRacesRevocation},
 }
 
 func TestCatalogStore(t *testing.T) {
@@ -370,4 +373,46 @@ func testCreateWorkflow(t *testing.T, s store.Store) {
 	if ws := try(s.ListWorkflows(ctx, f.projectA.ID, 10)).must(t); len(ws) != 1 {
 		t.Fatalf("%d workflows stored, want only the first", len(ws))
 	}
+}
+
+// testWorkflowRacesRevocation stores workflows while their account
+// repository is being revoked: each dispatch either commits first or is
+// refused as revoked, and the revocation always succeeds. On PostgreSQL
+// this found a deadlock when the re-check held a source before its
+// repository, the reverse of the revocation's order.
+func testWorkflowRacesRevocation(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	f := newCatalogFixture(t, s)
+	p := try(s.CreateProfile(ctx, store.NewCatalogProfile{ProjectID: f.projectA.ID, Name: "dev"})).must(t)
+	stored, refused := 0, 0
+	for i := range 12 {
+		repo := try(s.LinkAccountRepository(ctx, f.account.ID, "acme", fmt.Sprintf("agents-%d", i), 9)).must(t)
+		add := func(path string) store.InstructionSource {
+			return try(s.AddInstructionSource(ctx, store.NewInstructionSource{AccountID: f.account.ID, RepositoryID: repo.ID, Path: path, CommitSHA: sha1})).must(t)
+		}
+		role, core := add("docs/agents/role.md"), add("docs/agents/core.md")
+		try(s.SetProfileLayer(ctx, p.ID, store.LayerRoleResponsibilities, []string{role.ID})).must(t)
+		try(s.SetAccountLayer(ctx, f.account.ID, store.LayerCore, "", core.ID)).must(t)
+		plan := try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
+
+		var wg sync.WaitGroup
+		var werr, rerr error
+		wg.Go(func() {
+			_, werr = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})
+		})
+		wg.Go(func() { _, rerr = s.RevokeAccountRepository(ctx, f.account.ID, repo.ID) })
+		wg.Wait()
+		if rerr != nil {
+			t.Fatalf("round %d: revocation failed: %v", i, rerr)
+		}
+		switch {
+		case werr == nil:
+			stored++
+		case errors.Is(werr, store.ErrRevoked):
+			refused++
+		default:
+			t.Fatalf("round %d: dispatch failed with %v, want success or ErrRevoked", i, werr)
+		}
+	}
+	t.Logf("%d stored before the revocation, %d refused after it", stored, refused)
 }
