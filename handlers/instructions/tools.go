@@ -88,7 +88,7 @@ func Tools(o Options) []catalog.Tool {
 			Description: "Assemble one profile as a dispatch would, without storing it: every layer is read now (tracking " +
 				"branches resolved to their head) and described by SHA-256, bytes, characters, est_tokens and provenance. " +
 				"No text is returned; fails like workflow_dispatch would (unreadable source, revoked source, over the 60 KiB budget).",
-			Policy: readPolicy, ReadOnly: true, OpenWorld: true,
+			Policy: readPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.profile),
 		catalog.Typed(catalog.Tool{
 			Name: "workflow_dispatch", Title: "Dispatch a workflow from a profile",
@@ -201,7 +201,6 @@ func (o Options) dispatch(ctx context.Context, in profileArgs) (any, error) {
 	case err != nil:
 		return nil, toolerr.Wrap(err, toolerr.Internal, "the workflow could not be stored")
 	}
-	w.Layers = a.Layers
 	return fullView(w, a.Texts, false), nil
 }
 

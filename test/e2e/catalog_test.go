@@ -545,18 +545,25 @@ func TestCatalogTenancy(t *testing.T) {
 		s.admin(t, "add-member", "--project-id", s.projectA, "--subject", "erin")
 		readOnly := s.grant(t, s.projectA, "erin", "catalog:read")
 		docsOnly := s.grant(t, s.projectA, "erin", "documents:read")
+		legacy := s.admin(t, "issue-legacy-token", "--project-id", s.projectA, "--permissions", "memory,task")["token"].(string)
+		s.emu.ResetCounters()
 		for _, c := range []struct {
 			token, tool, scope string
 		}{
 			{readOnly, "workflow_dispatch", "workflow:dispatch"},
 			{docsOnly, "catalog_profiles_list", "catalog:read"},
 			{docsOnly, "workflow_get", "catalog:read"},
+			{legacy, "catalog_profile_get", "catalog:read"},
+			{legacy, "workflow_dispatch", "workflow:dispatch"},
 		} {
 			resp, body := rawCall(t, endpoint, c.token, c.tool, map[string]any{"profile_id": s.profile})
 			wa := resp.Header.Get("WWW-Authenticate")
 			if resp.StatusCode != 403 || !strings.Contains(wa, `scope="`+c.scope+`"`) || !strings.Contains(body, "insufficient_scope") {
 				t.Fatalf("%s: %d %q %s", c.tool, resp.StatusCode, wa, body)
 			}
+		}
+		if n := len(s.emu.Requests()); n != 0 {
+			t.Fatalf("refused callers reached GitHub %d times", n)
 		}
 	})
 }
