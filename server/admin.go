@@ -61,7 +61,7 @@ func adminUsage() string {
 	var b strings.Builder
 	b.WriteString("usage: agent-gateway admin <command> [flags]\n\ncommands:\n")
 	for _, c := range adminCommands {
-		fmt.Fprintf(&b, "  %-24s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-26s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\nEvery command also takes --config FILE, --data-dir DIR and --json; the store is the one\n" +
 		"the gateway uses (database.url, or SQLite in data_dir). Run \"agent-gateway admin <command> -h\" for its flags.\n")

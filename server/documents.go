@@ -15,6 +15,7 @@ import (
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/documents"
+	"github.com/agent-gateway/agent-gateway/handlers/instructions"
 	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
@@ -61,24 +62,34 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.documentsC = documentsCatalog(documents.Options{Sources: st, Files: files, Cursors: cursors})
+	g.documentsC = documentsCatalog(documents.Options{Sources: st, Files: files, Cursors: cursors},
+		instructions.Options{Store: st, GitHub: files})
 	g.documentsAuth = storeAuthenticator{store: st, log: g.log}
 	return nil
 }
 
-// documentsCatalog is the catalog served at /mcp/documents.
-func documentsCatalog(o documents.Options) *catalog.Catalog {
+// documentsCatalog is the catalog served at /mcp/documents: the document
+// tools (DESIGN §6) and the instruction catalog (DESIGN §7).
+func documentsCatalog(o documents.Options, io instructions.Options) *catalog.Catalog {
 	return catalog.New("agent-gateway-documents", Version,
 		"Read the project's allowlisted GitHub documents, pinned to commits. Start with runtime_bootstrap_get, "+
-			"then read a source with git_document_get and follow next_cursor until it is absent.",
-		documents.Tools(o)...)
+			"then read a source with git_document_get and follow next_cursor until it is absent. "+
+			"Agent instructions: list profiles with catalog_profiles_list, dispatch one with workflow_dispatch, "+
+			"and read a dispatched workflow again with workflow_get.",
+		append(documents.Tools(o), instructions.Tools(io)...)...)
+}
+
+// githubReader reads files at commits and resolves branch heads.
+type githubReader interface {
+	documents.Files
+	instructions.GitHub
 }
 
 // githubFiles is the GitHub Contents client. Without an App (both
 // HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE) or an API
 // origin, every read answers provider_unconfigured; a key file that is set
 // but unreadable fails the start.
-func (g *Gateway) githubFiles() (documents.Files, error) {
+func (g *Gateway) githubFiles() (githubReader, error) {
 	if g.cfg.GitHubAPIOrigin == nil {
 		return unconfiguredFiles{reason: "no GitHub API origin is configured (github.api_origin)"}, nil
 	}
@@ -105,6 +116,10 @@ type unconfiguredFiles struct{ reason string }
 
 func (u unconfiguredFiles) GetFile(context.Context, github.FileRequest) (*github.File, error) {
 	return nil, toolerr.New(toolerr.ProviderUnconfigured, "%s", u.reason)
+}
+
+func (u unconfiguredFiles) BranchHead(context.Context, github.BranchRequest) (string, error) {
+	return "", toolerr.New(toolerr.ProviderUnconfigured, "%s", u.reason)
 }
 
 // cursorSecretName is the generated secret's file name under data_dir.
@@ -224,7 +239,7 @@ func (g *Gateway) documentsResourceMetadata(w http.ResponseWriter, _ *http.Reque
 		"resource":                 g.cfg.PublicURL + "/mcp/documents",
 		"authorization_servers":    []string{g.cfg.PublicURL},
 		"bearer_methods_supported": []string{"header"},
-		"scopes_supported":         []string{documents.Scope},
+		"scopes_supported":         []string{documents.Scope, instructions.ScopeRead, instructions.ScopeDispatch},
 		"resource_name":            "agent-gateway project documents",
 	})
 }

@@ -17,7 +17,7 @@ func (g *Gateway) landing(w http.ResponseWriter, r *http.Request) {
 		Endpoints: []web.Endpoint{
 			{Path: "/mcp/forgejo", What: "MCP Streamable HTTP endpoint: Forgejo tools"},
 			{Path: "/.well-known/oauth-protected-resource/mcp/forgejo", What: "RFC 9728 metadata of the Forgejo endpoint (authorization server: the Forgejo origin)"},
-			{Path: "/mcp/documents", What: "MCP Streamable HTTP endpoint: the project's allowlisted GitHub documents (bearer required)"},
+			{Path: "/mcp/documents", What: "MCP Streamable HTTP endpoint: the project's allowlisted GitHub documents and instruction catalog (bearer required)"},
 			{Path: "/.well-known/oauth-protected-resource/mcp/documents", What: "RFC 9728 metadata of the documents endpoint (authorization server: this gateway)"},
 			{Path: "/metrics", What: "Prometheus exposition"},
 			{Path: "/healthz", What: "liveness"},
@@ -25,7 +25,7 @@ func (g *Gateway) landing(w http.ResponseWriter, r *http.Request) {
 		},
 		Catalogs: []web.CatalogView{
 			catalogView("/mcp/forgejo", "Anonymous callers see the public tools; callers with a Forgejo bearer token see all.", g.forgejoC),
-			catalogView("/mcp/documents", "Needs a gateway-issued bearer token with scope documents:read; legacy project tokens are refused.", g.documentsC),
+			catalogView("/mcp/documents", "Needs a gateway-issued bearer token with each tool's scope (documents:read, catalog:read, workflow:dispatch); legacy project tokens are refused.", g.documentsC),
 		},
 	}
 	web.Render(w, http.StatusOK, "landing.html", data)

@@ -1,7 +1,7 @@
 // Package store is the gateway's persistence: accounts and projects, the
 // GitHub repositories and document sources a project allowlists, the OAuth
-// clients, grants and tokens of the gateway's authorization server, and legacy
-// static project tokens.
+// clients, grants and tokens of the gateway's authorization server, legacy
+// static project tokens, and the instruction catalog (catalog.go).
 //
 // One interface, Store, has two backends behind one SQL layer: SQLite
 // (modernc.org/sqlite, pure Go, a file under the data directory, the
@@ -201,6 +201,7 @@ type Store interface {
 	ProjectStore
 	RepositoryStore
 	DocumentSourceStore
+	CatalogStore
 	GrantStore
 	LegacyTokenStore
 	ClientStore

@@ -70,6 +70,12 @@ const (
 	ProviderMalformed      Code = "provider_malformed"
 	ProviderRateLimited    Code = "provider_rate_limited"
 	ResponseTooLarge       Code = "response_too_large"
+
+	// Instruction catalog and dispatch (seed 002, DESIGN §7).
+	ProfileIncomplete     Code = "profile_incomplete"
+	CatalogBudgetExceeded Code = "catalog_budget_exceeded"
+	CatalogChanged        Code = "catalog_changed"
+	ReplayMismatch        Code = "replay_mismatch"
 )
 
 // HTTPStatus is the status a refusal with this code carries when it is

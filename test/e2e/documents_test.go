@@ -487,7 +487,7 @@ func TestDocumentsAuthorization(t *testing.T) {
 		code2, md := get(t, metadata)
 		var mdj map[string]any
 		if code2 != 200 || json.Unmarshal([]byte(md), &mdj) != nil || mdj["resource"] != endpoint ||
-			mustJSON(t, mdj["authorization_servers"]) != mustJSON(t, []string{s.gw.URL}) || mustJSON(t, mdj["scopes_supported"]) != `["documents:read"]` {
+			mustJSON(t, mdj["authorization_servers"]) != mustJSON(t, []string{s.gw.URL}) || mustJSON(t, mdj["scopes_supported"]) != `["documents:read","catalog:read","workflow:dispatch"]` {
 			t.Fatalf("resource metadata: %d %s", code2, md)
 		}
 		if code, page := get(t, s.gw.URL+"/"); code != 200 || !strings.Contains(page, "/mcp/documents") || !strings.Contains(page, "git_document_get") {

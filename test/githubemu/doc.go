@@ -25,9 +25,12 @@
 // any headers and body, malformed JSON or a gzip body. Counters
 // (ContentsRequests, TokenMints) and the request log (Requests) let tests
 // assert what the gateway sent, and that a refused call sent nothing.
+// HoldRequest stalls one request until the test releases it, to change the
+// gateway's state at a known point of a multi-request operation.
 //
 // Layout: emulator.go (life cycle, routing, recording), git.go (plumbing),
 // repos.go (building repositories), contents.go (Contents and branch
-// routes), app.go (JWT check, installations, tokens), faults.go, seed.go (a
-// ready-made repository with every case the documents catalog must handle).
+// routes), app.go (JWT check, installations, tokens), faults.go, hold.go,
+// seed.go (a ready-made repository with every case the documents catalog
+// must handle).
 package githubemu

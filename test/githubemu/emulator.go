@@ -57,6 +57,7 @@ type Emulator struct {
 	contentsCount int
 	tokenMints    int
 	tokenRefusals int
+	holds         []*Hold
 }
 
 // Request is one request the emulator received.
@@ -136,6 +137,7 @@ func (e *Emulator) URL() string { return e.origin }
 // Close stops the server and removes the directory if Start created it.
 func (e *Emulator) Close() error {
 	e.closeOnce.Do(func() {
+		e.releaseHolds()
 		err := e.srv.Close()
 		<-e.served
 		if e.ownDir {
@@ -183,6 +185,7 @@ func (e *Emulator) handler() http.Handler {
 		route := routeOf(r)
 		e.record(r, route)
 		e.logf("githubemu: %s %s", r.Method, r.URL.EscapedPath())
+		e.waitHold(r)
 		if f, ok := e.takeFault(route); ok {
 			e.serveFault(w, r, f)
 			return

@@ -1,15 +1,16 @@
 // Package github is the gateway's client of the GitHub REST API: GitHub App
 // authentication (an RS256 app JWT exchanged for short-lived installation
-// tokens, cached per installation) and the repository Contents route the
-// documents catalog reads (seed 002, DESIGN §6).
+// tokens, cached per installation), the repository Contents route the
+// documents catalog reads (seed 002, DESIGN §6), and the branch route that
+// catalog dispatch resolves tracking sources with (DESIGN §7).
 //
 // Every request goes through the strict upstream client, bound to the one
 // configured GitHub API origin: path segments are escaped one by one,
 // redirects and compressed bodies are refused, and every body is read
 // through a bound. The MCP caller's credential never reaches this package;
 // the only credentials sent to GitHub are the app JWT (to the token route)
-// and installation tokens (to the Contents route). Neither is ever logged or
-// put into an error.
+// and installation tokens (to the Contents and branch routes). Neither is
+// ever logged or put into an error.
 package github
 
 import (
