@@ -216,13 +216,18 @@ func (a storeAuthenticator) refuse(err error) error {
 }
 
 // documentsResourceMetadata is the RFC 9728 metadata of /mcp/documents:
-// its authorization server is this gateway.
+// its authorization server is this gateway, named only when it is
+// configured (oidc.issuer); otherwise tokens come from the admin CLI alone.
 func (g *Gateway) documentsResourceMetadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	md := map[string]any{
 		"resource":                 g.cfg.PublicURL + "/mcp/documents",
-		"authorization_servers":    []string{g.cfg.PublicURL},
 		"bearer_methods_supported": []string{"header"},
-		"scopes_supported":         []string{documents.Scope},
+		"scopes_supported":         g.oauth.ScopesSupported(),
 		"resource_name":            "agent-gateway project documents",
-	})
+		"resource_documentation":   g.cfg.PublicURL + "/",
+	}
+	if g.oauth.Configured() {
+		md["authorization_servers"] = []string{g.cfg.PublicURL}
+	}
+	writeJSON(w, http.StatusOK, md)
 }

@@ -45,6 +45,8 @@ func (g *Gateway) Handler() http.Handler {
 
 	// The documents endpoint requires a gateway-issued bearer (DESIGN §6).
 	r.Get("/.well-known/oauth-protected-resource/mcp/documents", g.documentsResourceMetadata)
+	// Its authorization server (DESIGN §8): metadata and /oauth/*.
+	g.mountOAuth(r)
 	r.Handle("/mcp/documents", g.mcpChain(g.documentsC, middleware.AuthOptions{
 		Required:            true,
 		ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/documents",
