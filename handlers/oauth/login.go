@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -363,7 +364,10 @@ func (s *Server) describe(scope string) string {
 // consentAnswer is POST /oauth/consent: the user's decision.
 func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	if o := r.Header.Get("Origin"); o != "" && o != s.origin {
+	// Pages are served with Referrer-Policy: no-referrer, under which
+	// browsers send "Origin: null" with the form; any other origin than
+	// ours is a cross-site post. The CSRF token is the real check.
+	if o := r.Header.Get("Origin"); o != "" && o != "null" && o != s.origin {
 		s.errorPage(w, http.StatusForbidden, "Consent refused", "The consent form was sent from another site.")
 		return
 	}
@@ -383,7 +387,9 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.PostForm.Get("action") != "allow" {
 		s.endSession(ctx, w, cs.secret)
-		s.authorizeError(w, r, cs.ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
+		s.toClient(w, "You denied the request; the client is told so.", func(w http.ResponseWriter) {
+			s.authorizeError(w, r, cs.ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
+		})
 		return
 	}
 	projectID := r.PostForm.Get("project")
@@ -405,13 +411,62 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 		cs.ar.GrantScope(sc)
 	}
 	resp, err := s.provider.NewAuthorizeResponse(ctx, cs.ar, &session{GrantID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject})
+	s.endSession(ctx, w, cs.secret)
 	if err != nil {
-		s.endSession(ctx, w, cs.secret)
-		s.authorizeError(w, r, cs.ar, err)
+		s.toClient(w, "The authorization failed; the client is told so.", func(w http.ResponseWriter) {
+			s.authorizeError(w, r, cs.ar, err)
+		})
 		return
 	}
-	s.endSession(ctx, w, cs.secret)
-	s.provider.WriteAuthorizeResponse(ctx, w, cs.ar, resp)
+	s.toClient(w, "Access granted.", func(w http.ResponseWriter) {
+		s.provider.WriteAuthorizeResponse(ctx, w, cs.ar, resp)
+	})
+}
+
+// toClient answers the consent form with what write would send, except
+// that a redirect (to the client) becomes the continue page: under the
+// pages' CSP, form-action 'self', a form post may not end in a redirect to
+// another origin, and the CSP stays that strict.
+func (s *Server) toClient(w http.ResponseWriter, msg string, write func(http.ResponseWriter)) {
+	c := &captured{header: http.Header{}}
+	write(c)
+	loc := c.header.Get("Location")
+	if c.status/100 == 3 && loc != "" {
+		host := loc
+		if u, err := url.Parse(loc); err == nil {
+			host = u.Host
+		}
+		web.Render(w, http.StatusOK, "oauth_continue.html", web.OAuthContinue{URL: loc, Host: host, Message: msg})
+		return
+	}
+	for k, v := range c.header {
+		w.Header()[k] = v
+	}
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	w.WriteHeader(c.status)
+	_, _ = w.Write(c.body.Bytes())
+}
+
+// captured is a response held back by toClient.
+type captured struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (c *captured) Header() http.Header { return c.header }
+func (c *captured) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	return c.body.Write(b)
+}
+func (c *captured) WriteHeader(status int) {
+	if c.status == 0 {
+		c.status = status
+	}
 }
 
 // grantFor returns the grant a consent stands for: an active grant of this
