@@ -19,8 +19,8 @@ import (
 var defaultOIDCScopes = []string{"openid", "profile", "email"}
 
 // wireOAuth builds the authorization server of /mcp/documents (DESIGN §8).
-// Without oidc.issuer it is built unconfigured: its endpoints say so and
-// the documents endpoint's metadata names no authorization server.
+// Without oidc.issuer it is built unconfigured: its endpoints and its
+// metadata answer that it is not configured.
 func (g *Gateway) wireOAuth() error {
 	var idp *oauth.IdentityProvider
 	if g.cfg.OIDCIssuer != "" {
