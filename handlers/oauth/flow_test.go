@@ -445,3 +445,16 @@ func equalJSON(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// TestRegistrationRateLimit: open registration is bounded per address.
+func TestRegistrationRateLimit(t *testing.T) {
+	h := newHarness(t, harnessOptions{registrations: 3}) // the harness registered one
+	md := map[string]any{"redirect_uris": []string{redirectURI}}
+	for i := 0; i < 2; i++ {
+		h.register(t, md)
+	}
+	status, body := h.postJSON(t, "/oauth/register", md)
+	if status != http.StatusTooManyRequests || body["error"] != "temporarily_unavailable" {
+		t.Fatalf("fourth registration in a minute: %d %v", status, body)
+	}
+}

@@ -58,8 +58,9 @@ type harness struct {
 }
 
 type harnessOptions struct {
-	codeTTL      time.Duration
-	unconfigured bool
+	codeTTL       time.Duration
+	unconfigured  bool
+	registrations int
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -84,6 +85,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	h.resource = h.gw.URL + "/mcp/documents"
 	cfg := oauth.Config{
 		Issuer: h.gw.URL, Resource: h.resource, Scopes: testScopes, Store: h.st, CodeTTL: o.codeTTL,
+		RegistrationsPerMinute: o.registrations,
 	}
 	if !o.unconfigured {
 		cfg.IdentityProvider = oauth.NewIdentityProvider(oauth.IdentityProviderConfig{
@@ -174,8 +176,7 @@ func (h *harness) newAuthz() *authz {
 // browser is a user agent with cookies that stops at the MCP client's
 // redirect URI.
 type browser struct {
-	c    *http.Client
-	last *http.Response
+	c *http.Client
 }
 
 func newBrowser(t *testing.T) *browser {

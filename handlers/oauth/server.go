@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -160,7 +161,7 @@ func (s *Server) Routes() http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	})
-	limit := httprate.Limit(s.cfg.RegistrationsPerMinute, time.Minute, httprate.WithKeyFuncs(clientIPKey),
+	limit := httprate.LimitBy(s.cfg.RegistrationsPerMinute, time.Minute, clientIPKey,
 		httprate.WithLimitHandler(func(w http.ResponseWriter, _ *http.Request) {
 			writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations from this address; try again in a minute")
 		}))
@@ -179,11 +180,17 @@ func (s *Server) Routes() http.Handler {
 // documents are small.
 const maxBodyBytes = 64 << 10
 
+// clientIPKey keys registrations on the client address the ClientIP
+// middleware settled (trusted proxies only), or the TCP peer without it.
 func clientIPKey(r *http.Request) (string, error) {
 	if ip := middleware.RecordFromContext(r.Context()).ClientIP(); ip != "" {
 		return ip, nil
 	}
-	return httprate.KeyByIP(r)
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return httprate.CanonicalizeIP(host), nil
 }
 
 // unconfiguredMessage is what every endpoint says without an identity
