@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -48,7 +49,8 @@ func (g *Gateway) wireOAuth() error {
 
 // mountOAuth serves the authorization server's endpoints.
 func (g *Gateway) mountOAuth(r chi.Router) {
-	r.Get("/.well-known/oauth-authorization-server", g.oauth.Metadata)
+	r.Method(http.MethodGet, "/.well-known/oauth-authorization-server", oauth.CORS(http.HandlerFunc(g.oauth.Metadata)))
+	r.Method(http.MethodOptions, "/.well-known/oauth-authorization-server", oauth.CORS(http.NotFoundHandler()))
 	r.Mount("/oauth", g.oauth.Routes())
 }
 

@@ -458,3 +458,35 @@ func TestRegistrationRateLimit(t *testing.T) {
 		t.Fatalf("fourth registration in a minute: %d %v", status, body)
 	}
 }
+
+// TestCORS: browser-based clients may fetch the metadata and call the JSON
+// endpoints from their own origin; the browser pages get no CORS headers.
+func TestCORS(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	for _, path := range []string{"/oauth/register", "/oauth/token", "/oauth/revoke"} {
+		req, _ := http.NewRequest(http.MethodOptions, h.gw.URL+path, nil)
+		req.Header.Set("Origin", "http://localhost:6274")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+			!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Content-Type") {
+			t.Errorf("preflight %s: %d %v", path, resp.StatusCode, resp.Header)
+		}
+	}
+	status, _ := h.postJSON(t, "/oauth/register", map[string]any{"redirect_uris": []string{redirectURI}})
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d", status)
+	}
+	resp, err := http.Get(h.gw.URL + "/oauth/authorize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Error("the authorize page must not allow cross-origin reads")
+	}
+}

@@ -165,14 +165,18 @@ func (s *Server) Routes() http.Handler {
 		httprate.WithLimitHandler(func(w http.ResponseWriter, _ *http.Request) {
 			writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations from this address; try again in a minute")
 		}))
-	r.With(limit).Post("/register", s.guardJSON(s.register))
+	r.Group(func(r chi.Router) {
+		r.Use(CORS)
+		r.With(limit).Post("/register", s.guardJSON(s.register))
+		r.Post("/token", s.guardJSON(s.token))
+		r.Post("/revoke", s.guardJSON(s.revoke))
+		r.Options("/{endpoint:register|token|revoke}", func(http.ResponseWriter, *http.Request) {})
+	})
 	r.Get("/authorize", s.guardPage(s.authorize))
 	r.Post("/authorize", s.guardPage(s.authorize))
 	r.Get("/callback", s.guardPage(s.callback))
 	r.Get("/consent", s.guardPage(s.consentPage))
 	r.Post("/consent", s.guardPage(s.consentAnswer))
-	r.Post("/token", s.guardJSON(s.token))
-	r.Post("/revoke", s.guardJSON(s.revoke))
 	return r
 }
 
