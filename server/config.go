@@ -41,6 +41,14 @@ type Config struct {
 	TrustedProxies    []netip.Prefix
 	AllowedOrigins    []string
 	publicURLExplicit bool
+
+	// OIDC is the identity provider of the gateway's OAuth authorization
+	// server; without OIDCIssuer the OAuth endpoints answer unconfigured.
+	OIDCIssuer           string
+	OIDCClientID         string
+	OIDCClientSecret     string // env only
+	OIDCClientSecretFile string
+	OIDCScopes           []string
 }
 
 // Default returns the zero-config configuration: loopback listener,
@@ -59,6 +67,7 @@ func Default() Config {
 		ReadPerMinute:    600,
 		WritePerMinute:   60,
 		CursorTTL:        15 * time.Minute,
+		OIDCScopes:       defaultOIDCScopes,
 	}
 }
 

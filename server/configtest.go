@@ -49,6 +49,9 @@ func printConfig(w io.Writer, c *Config) error {
 		{"tls.cert_file", orNone(c.TLSCertFile)}, {"tls.key_file", orNone(c.TLSKeyFile)},
 		{"trusted_proxies", orNone(strings.Join(proxies, ","))},
 		{"allowed_origins", orNone(strings.Join(c.AllowedOrigins, ","))},
+		{"oidc.issuer", orNone(c.OIDCIssuer)}, {"oidc.client_id", orNone(c.OIDCClientID)},
+		{"oidc.client_secret", set(c.OIDCClientSecret)}, {"oidc.client_secret_file", orNone(c.OIDCClientSecretFile)},
+		{"oidc.scopes", strings.Join(c.OIDCScopes, " ")},
 	}
 	fmt.Fprintln(w, "configuration OK")
 	for _, l := range lines {

@@ -233,13 +233,17 @@ func (a storeAuthenticator) refuse(err error) error {
 }
 
 // documentsResourceMetadata is the RFC 9728 metadata of /mcp/documents:
-// its authorization server is this gateway.
+// its authorization server is this gateway (DESIGN §3). Without an
+// identity provider (oidc.issuer) that server's own metadata answers that
+// it is not configured, so a client learns why it cannot authorize, and
+// tokens come from the admin CLI alone.
 func (g *Gateway) documentsResourceMetadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"resource":                 g.cfg.PublicURL + "/mcp/documents",
 		"authorization_servers":    []string{g.cfg.PublicURL},
 		"bearer_methods_supported": []string{"header"},
-		"scopes_supported":         []string{documents.Scope, instructions.ScopeRead, instructions.ScopeDispatch},
+		"scopes_supported":         g.oauth.ScopesSupported(),
 		"resource_name":            "agent-gateway project documents",
+		"resource_documentation":   g.cfg.PublicURL + "/",
 	})
 }

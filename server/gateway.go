@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/forgejotools"
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream"
@@ -41,6 +42,7 @@ type Gateway struct {
 	store         store.Store
 	documentsC    *catalog.Catalog
 	documentsAuth middleware.Authenticator
+	oauth         *oauth.Server
 }
 
 type readinessCheck struct {
@@ -75,6 +77,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		}
 	}
 	if err := g.wireDocuments(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if err := g.wireOAuth(); err != nil {
 		g.Close()
 		return nil, err
 	}

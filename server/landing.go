@@ -19,6 +19,8 @@ func (g *Gateway) landing(w http.ResponseWriter, r *http.Request) {
 			{Path: "/.well-known/oauth-protected-resource/mcp/forgejo", What: "RFC 9728 metadata of the Forgejo endpoint (authorization server: the Forgejo origin)"},
 			{Path: "/mcp/documents", What: "MCP Streamable HTTP endpoint: the project's allowlisted GitHub documents and instruction catalog (bearer required)"},
 			{Path: "/.well-known/oauth-protected-resource/mcp/documents", What: "RFC 9728 metadata of the documents endpoint (authorization server: this gateway)"},
+			{Path: "/.well-known/oauth-authorization-server", What: "RFC 8414 metadata of this gateway's OAuth authorization server (see docs/oauth.md)"},
+			{Path: "/oauth/register, /oauth/authorize, /oauth/token, /oauth/revoke", What: "OAuth: dynamic client registration, authorization (login at the identity provider, consent), tokens, revocation"},
 			{Path: "/metrics", What: "Prometheus exposition"},
 			{Path: "/healthz", What: "liveness"},
 			{Path: "/readyz", What: "readiness (checks the store)"},

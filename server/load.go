@@ -86,6 +86,7 @@ func Load(o LoadOptions) (*Loaded, error) {
 		}
 	}
 	problems = append(problems, out.Config.validate()...)
+	problems = append(problems, out.Config.validateOIDC()...)
 	if len(problems) > 0 {
 		return nil, &ConfigError{Problems: problems}
 	}
@@ -182,7 +183,7 @@ func (c *Config) validate() []string {
 	if c.ForgejoToken != "" && c.ForgejoUsername != "" {
 		problems = append(problems, "forgejo.token/forgejo.username: choose a token or Basic credentials, not both")
 	}
-	for _, f := range []struct{ key, path string }{{"forgejo.token_file", c.ForgejoTokenFile}, {"forgejo.password_file", c.ForgejoPassFile}, {"tls.cert_file", c.TLSCertFile}, {"tls.key_file", c.TLSKeyFile}, {"github.private_key_file", c.GitHubAppKeyFile}} {
+	for _, f := range []struct{ key, path string }{{"forgejo.token_file", c.ForgejoTokenFile}, {"forgejo.password_file", c.ForgejoPassFile}, {"tls.cert_file", c.TLSCertFile}, {"tls.key_file", c.TLSKeyFile}, {"github.private_key_file", c.GitHubAppKeyFile}, {"oidc.client_secret_file", c.OIDCClientSecretFile}} {
 		if f.path == "" {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/web"
 )
@@ -44,7 +45,10 @@ func (g *Gateway) Handler() http.Handler {
 	}, forgejoAuthenticator))
 
 	// The documents endpoint requires a gateway-issued bearer (DESIGN §6).
-	r.Get("/.well-known/oauth-protected-resource/mcp/documents", g.documentsResourceMetadata)
+	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource/mcp/documents", oauth.CORS(http.HandlerFunc(g.documentsResourceMetadata)))
+	r.Method(http.MethodOptions, "/.well-known/oauth-protected-resource/mcp/documents", oauth.CORS(http.NotFoundHandler()))
+	// Its authorization server (DESIGN §8): metadata and /oauth/*.
+	g.mountOAuth(r)
 	r.Handle("/mcp/documents", g.mcpChain(g.documentsC, middleware.AuthOptions{
 		Required:            true,
 		ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/documents",

@@ -129,6 +129,25 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	{key: "oidc.issuer", help: "OpenID Connect issuer users log in at for OAuth on /mcp/documents (https; http only on loopback)", set: func(c *Config, v string) error {
+		if v != "" {
+			if err := parseIssuer(v); err != nil {
+				return err
+			}
+		}
+		c.OIDCIssuer = v
+		return nil
+	}},
+	{key: "oidc.client_id", help: "the gateway's client ID at the identity provider", set: func(c *Config, v string) error { c.OIDCClientID = v; return nil }},
+	{key: "oidc.client_secret", envOnly: true, help: "the gateway's client secret at the identity provider", set: func(c *Config, v string) error { c.OIDCClientSecret = v; return nil }},
+	{key: "oidc.client_secret_file", help: "file holding the gateway's client secret at the identity provider", set: func(c *Config, v string) error { c.OIDCClientSecretFile = v; return nil }},
+	{key: "oidc.scopes", help: "scopes requested at the identity provider (must include openid)", set: func(c *Config, v string) error {
+		c.OIDCScopes = strings.Fields(strings.ReplaceAll(v, ",", " "))
+		if len(c.OIDCScopes) == 0 {
+			c.OIDCScopes = defaultOIDCScopes
+		}
+		return nil
+	}},
 	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints", set: func(c *Config, v string) error {
 		c.AllowedOrigins = nil
 		for _, part := range splitList(v) {

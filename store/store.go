@@ -205,6 +205,7 @@ type Store interface {
 	GrantStore
 	LegacyTokenStore
 	ClientStore
+	AuthorizationServerStore
 
 	// Ping checks that the database answers: the readiness probe.
 	Ping(ctx context.Context) error

@@ -1,0 +1,494 @@
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ory/fosite"
+	"golang.org/x/oauth2"
+
+	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/web"
+)
+
+// The browser side of an authorization: /oauth/authorize validates the
+// client's request and sends the browser to the identity provider;
+// /oauth/callback verifies the provider's answer; /oauth/consent shows the
+// consent page and turns the user's answer into a code for the client.
+// One login session (a cookie holding a random secret; the store keeps its
+// hash) carries the browser through; it is single use and expires after
+// LoginTTL.
+
+// sessionPrefix marks login session secrets.
+const sessionPrefix = "agw_ls_"
+
+// cookieName is the login session cookie: __Host- (Secure, Path=/, no
+// Domain) when the gateway is served over https.
+func (s *Server) cookieName() string {
+	if s.secure {
+		return "__Host-agw_login"
+	}
+	return "agw_login"
+}
+
+func (s *Server) setSessionCookie(w http.ResponseWriter, secret string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{
+		Name: s.cookieName(), Value: secret, Path: "/", MaxAge: maxAge,
+		Secure: s.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// csrfToken is the consent form's CSRF token: an HMAC of a fixed label
+// under the login session's secret, so it is bound to the session, needs no
+// storage, and cannot be computed without the cookie.
+func csrfToken(sessionSecret string) string {
+	m := hmac.New(sha256.New, []byte(sessionSecret))
+	m.Write([]byte("agent-gateway consent csrf v1"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// errorPage renders an error the browser cannot be redirected with.
+func (s *Server) errorPage(w http.ResponseWriter, status int, title, msg string) {
+	web.Render(w, status, "oauth_error.html", web.OAuthError{Title: title, Message: msg})
+}
+
+// authorizeRequest builds the request fosite parses an authorization from:
+// the client's parameters, as a GET.
+func authorizeRequest(ctx context.Context, q url.Values) (*http.Request, error) {
+	return http.NewRequestWithContext(ctx, http.MethodGet, "/oauth/authorize?"+q.Encode(), nil)
+}
+
+// parseAuthorization validates a client's authorization request: fosite's
+// checks (client, redirect URI, response type, scopes, state), then what
+// fosite does not check up front: PKCE with S256 (fosite checks it only
+// when issuing the code, after login) and the RFC 8707 resource.
+func (s *Server) parseAuthorization(ctx context.Context, q url.Values) (fosite.AuthorizeRequester, error) {
+	r, err := authorizeRequest(ctx, q)
+	if err != nil {
+		return nil, fosite.ErrInvalidRequest.WithWrap(err)
+	}
+	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
+	if err != nil {
+		return ar, err
+	}
+	form := ar.GetRequestForm()
+	if form.Get("code_challenge") == "" || form.Get("code_challenge_method") != "S256" {
+		return ar, fosite.ErrInvalidRequest.WithHint("PKCE is required: send code_challenge with code_challenge_method=S256.")
+	}
+	if res := form["resource"]; len(res) != 1 || res[0] != s.cfg.Resource {
+		return ar, errInvalidTarget(s.cfg.Resource)
+	}
+	return ar, nil
+}
+
+// authorizeError sends an authorization error back to the client when the
+// redirect URI is trustworthy, and shows it to the user otherwise (an
+// unknown client or unregistered redirect URI must not be redirected to).
+func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, err error) {
+	s.logProtocolError("authorization refused", err)
+	if ar == nil || !ar.IsRedirectURIValid() {
+		e := fosite.ErrorToRFC6749Error(err)
+		msg := e.DescriptionField
+		if e.HintField != "" {
+			msg += " " + e.HintField
+		}
+		status := e.CodeField
+		if status < 400 {
+			status = http.StatusBadRequest
+		}
+		s.errorPage(w, status, "This authorization request is not valid", msg)
+		return
+	}
+	s.provider.WriteAuthorizeError(r.Context(), w, ar, err)
+}
+
+// authorize is /oauth/authorize.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if err := r.ParseForm(); err != nil {
+		s.errorPage(w, http.StatusBadRequest, "This authorization request is not valid", "The request could not be parsed.")
+		return
+	}
+	q := url.Values{}
+	for k, v := range r.Form {
+		q[k] = slices.Clone(v)
+	}
+	if strings.TrimSpace(q.Get("scope")) == "" {
+		q.Set("scope", strings.Join(s.scopeNames(), " "))
+	}
+	ar, err := s.parseAuthorization(ctx, q)
+	if err != nil {
+		s.authorizeError(w, r, ar, err)
+		return
+	}
+	secret, err := store.NewToken(sessionPrefix)
+	if err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not start a sign-in session.")
+		return
+	}
+	state, nonce, verifier := rand.Text(), rand.Text(), oauth2.GenerateVerifier()
+	loginURL, err := s.cfg.IdentityProvider.AuthCodeURL(ctx, state, nonce, verifier)
+	if err != nil {
+		s.cfg.Log.Warn("identity provider unavailable", "error", err.Error())
+		s.errorPage(w, http.StatusBadGateway, "Sign-in is not available", "The identity provider could not be reached. Try again later.")
+		return
+	}
+	err = s.cfg.Store.CreateLoginSession(ctx, store.LoginSession{
+		SessionHash: store.HashToken(secret), AuthorizeQuery: q.Encode(),
+		IdPState: state, IdPNonce: nonce, IdPVerifier: verifier, ExpiresAt: time.Now().Add(s.cfg.LoginTTL),
+	})
+	if err != nil {
+		s.cfg.Log.Warn("storing a login session failed", "error", err.Error())
+		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not start a sign-in session.")
+		return
+	}
+	s.setSessionCookie(w, secret, int(s.cfg.LoginTTL/time.Second))
+	http.Redirect(w, r, loginURL, http.StatusFound)
+}
+
+// errNoSession is a missing, expired or already finished login session.
+var errNoSession = errors.New("no login session")
+
+// loginSession reads the browser's login session.
+func (s *Server) loginSession(r *http.Request) (store.LoginSession, string, error) {
+	c, err := r.Cookie(s.cookieName())
+	if err != nil || !strings.HasPrefix(c.Value, sessionPrefix) {
+		return store.LoginSession{}, "", errNoSession
+	}
+	ls, err := s.cfg.Store.GetLoginSession(r.Context(), store.HashToken(c.Value))
+	if errors.Is(err, store.ErrNotFound) {
+		return store.LoginSession{}, "", errNoSession
+	}
+	return ls, c.Value, err
+}
+
+// sessionProblem shows why a login session cannot continue.
+func (s *Server) sessionProblem(w http.ResponseWriter, err error) {
+	if errors.Is(err, errNoSession) {
+		s.errorPage(w, http.StatusBadRequest, "Your sign-in session has ended",
+			"This sign-in session is missing, expired or already finished.")
+		return
+	}
+	s.cfg.Log.Warn("reading a login session failed", "error", err.Error())
+	s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read the sign-in session.")
+}
+
+// endSession deletes the login session and its cookie.
+func (s *Server) endSession(ctx context.Context, w http.ResponseWriter, secret string) {
+	if err := s.cfg.Store.DeleteLoginSession(ctx, store.HashToken(secret)); err != nil {
+		s.cfg.Log.Warn("deleting a login session failed", "error", err.Error())
+	}
+	s.setSessionCookie(w, "", -1)
+}
+
+// replay parses the session's authorization request again: the client,
+// its redirect URI and the scopes are re-validated at every step.
+func (s *Server) replay(ctx context.Context, ls store.LoginSession) (fosite.AuthorizeRequester, error) {
+	q, err := url.ParseQuery(ls.AuthorizeQuery)
+	if err != nil {
+		return nil, fosite.ErrInvalidRequest.WithWrap(err)
+	}
+	return s.parseAuthorization(ctx, q)
+}
+
+// callback is /oauth/callback, where the identity provider sends the
+// browser back.
+func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ls, secret, err := s.loginSession(r)
+	if err != nil {
+		s.sessionProblem(w, err)
+		return
+	}
+	q := r.URL.Query()
+	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(ls.IdPState)) != 1 {
+		s.errorPage(w, http.StatusBadRequest, "Sign-in failed", "The identity provider's answer does not belong to this sign-in session.")
+		return
+	}
+	if ls.Subject != "" {
+		http.Redirect(w, r, "/oauth/consent", http.StatusSeeOther)
+		return
+	}
+	if e := q.Get("error"); e != "" {
+		ar, perr := s.replay(ctx, ls)
+		s.endSession(ctx, w, secret)
+		if perr != nil {
+			s.authorizeError(w, r, ar, perr)
+			return
+		}
+		s.authorizeError(w, r, ar, fosite.ErrAccessDenied.WithHintf("The identity provider answered %q.", e))
+		return
+	}
+	subject, err := s.cfg.IdentityProvider.Exchange(ctx, q.Get("code"), ls.IdPVerifier, ls.IdPNonce)
+	if err != nil {
+		s.cfg.Log.Warn("identity provider login failed", "error", err.Error())
+		s.errorPage(w, http.StatusBadGateway, "Sign-in failed", "The identity provider's answer could not be verified.")
+		return
+	}
+	if err := s.cfg.Store.SetLoginSubject(ctx, ls.SessionHash, subject); err != nil {
+		s.sessionProblem(w, errNoSession)
+		return
+	}
+	http.Redirect(w, r, "/oauth/consent", http.StatusSeeOther)
+}
+
+// consentState is what both consent handlers need.
+type consentState struct {
+	ls       store.LoginSession
+	secret   string
+	ar       fosite.AuthorizeRequester
+	projects []store.Project
+}
+
+// loadConsent reads the session (which must be logged in), replays the
+// authorization and lists the user's projects. It answers the browser
+// itself when it returns false.
+func (s *Server) loadConsent(w http.ResponseWriter, r *http.Request) (consentState, bool) {
+	ctx := r.Context()
+	ls, secret, err := s.loginSession(r)
+	if err == nil && ls.Subject == "" {
+		err = errNoSession
+	}
+	if err != nil {
+		s.sessionProblem(w, err)
+		return consentState{}, false
+	}
+	ar, err := s.replay(ctx, ls)
+	if err != nil {
+		s.endSession(ctx, w, secret)
+		s.authorizeError(w, r, ar, err)
+		return consentState{}, false
+	}
+	projects, err := s.cfg.Store.ListProjectsForSubject(ctx, ls.Subject)
+	if err != nil {
+		s.cfg.Log.Warn("listing a subject's projects failed", "error", err.Error())
+		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read your projects.")
+		return consentState{}, false
+	}
+	return consentState{ls: ls, secret: secret, ar: ar, projects: projects}, true
+}
+
+// grantedScopes returns, per project, the scopes this subject's active
+// grants to this client already hold.
+func (s *Server) grantedScopes(ctx context.Context, projects []store.Project, subject, clientID string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, p := range projects {
+		gs, err := s.cfg.Store.ListGrants(ctx, p.ID, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range gs {
+			if g.Subject == subject && g.ClientID == clientID {
+				out[p.ID] = append(out[p.ID], g.Scopes...)
+			}
+		}
+	}
+	return out, nil
+}
+
+// consentPage is GET /oauth/consent.
+func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	cs, ok := s.loadConsent(w, r)
+	if !ok {
+		return
+	}
+	clientID := cs.ar.GetClient().GetID()
+	granted, err := s.grantedScopes(ctx, cs.projects, cs.ls.Subject, clientID)
+	if err != nil {
+		s.cfg.Log.Warn("listing grants failed", "error", err.Error())
+		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read your grants.")
+		return
+	}
+	requested := cs.ar.GetRequestedScopes()
+	view := web.Consent{
+		ClientName: clientID, ClientID: clientID, RedirectHost: cs.ar.GetRedirectURI().Host,
+		Subject: cs.ls.Subject, CSRFToken: csrfToken(cs.secret),
+	}
+	if c, err := s.cfg.Store.GetClient(ctx, clientID); err == nil && c.Name != "" {
+		view.ClientName = c.Name
+	}
+	for i, p := range cs.projects {
+		var fresh, held []string
+		for _, sc := range requested {
+			if slices.Contains(granted[p.ID], sc) {
+				held = append(held, sc)
+			} else {
+				fresh = append(fresh, sc)
+			}
+		}
+		note := "Nothing is granted to this client on this project yet."
+		switch {
+		case len(held) > 0 && len(fresh) == 0:
+			note = "An existing grant of this client already holds every requested scope."
+		case len(held) > 0:
+			note = "An existing grant holds " + strings.Join(held, ", ") + "; new: " + strings.Join(fresh, ", ") + "."
+		}
+		view.Projects = append(view.Projects, web.ConsentProject{ID: p.ID, Name: p.Name, Checked: i == 0, Note: note})
+	}
+	for _, sc := range requested {
+		v := web.ConsentScope{Name: sc, Description: s.describe(sc)}
+		var newFor []string
+		for _, p := range cs.projects {
+			if !slices.Contains(granted[p.ID], sc) {
+				newFor = append(newFor, p.Name)
+			}
+		}
+		v.NewFor = strings.Join(newFor, ", ")
+		view.Scopes = append(view.Scopes, v)
+	}
+	web.Render(w, http.StatusOK, "consent.html", view)
+}
+
+func (s *Server) describe(scope string) string {
+	for _, sc := range s.cfg.Scopes {
+		if sc.Name == scope {
+			return sc.Description
+		}
+	}
+	return "(no description)"
+}
+
+// consentAnswer is POST /oauth/consent: the user's decision.
+func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	// Pages are served with Referrer-Policy: no-referrer, under which
+	// browsers send "Origin: null" with the form; any other origin than
+	// ours is a cross-site post. The CSRF token is the real check.
+	if o := r.Header.Get("Origin"); o != "" && o != "null" && o != s.origin {
+		s.errorPage(w, http.StatusForbidden, "Consent refused", "The consent form was sent from another site.")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.errorPage(w, http.StatusBadRequest, "Consent refused", "The consent form could not be read.")
+		return
+	}
+	cs, ok := s.loadConsent(w, r)
+	if !ok {
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf_token")), []byte(csrfToken(cs.secret))) != 1 {
+		s.cfg.Log.Warn("consent without a valid CSRF token", "subject", cs.ls.Subject)
+		s.errorPage(w, http.StatusForbidden, "Consent refused",
+			"The consent form could not be verified (its CSRF token is missing or wrong), so nothing was granted.")
+		return
+	}
+	if r.PostForm.Get("action") != "allow" {
+		s.endSession(ctx, w, cs.secret)
+		s.toClient(w, "You denied the request; the client is told so.", func(w http.ResponseWriter) {
+			s.authorizeError(w, r, cs.ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
+		})
+		return
+	}
+	projectID := r.PostForm.Get("project")
+	if !slices.ContainsFunc(cs.projects, func(p store.Project) bool { return p.ID == projectID }) {
+		s.cfg.Log.Warn("consent for a project the subject is not a member of", "subject", cs.ls.Subject, "project", projectID)
+		s.errorPage(w, http.StatusForbidden, "Consent refused",
+			"You are not a member of that project, so you cannot grant access to it. Nothing was granted.")
+		return
+	}
+	clientID := cs.ar.GetClient().GetID()
+	scopes := cs.ar.GetRequestedScopes()
+	g, err := s.grantFor(ctx, projectID, cs.ls.Subject, clientID, scopes)
+	if err != nil {
+		s.cfg.Log.Warn("creating a grant failed", "error", err.Error())
+		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not record the grant.")
+		return
+	}
+	for _, sc := range scopes {
+		cs.ar.GrantScope(sc)
+	}
+	resp, err := s.provider.NewAuthorizeResponse(ctx, cs.ar, &session{GrantID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject})
+	s.endSession(ctx, w, cs.secret)
+	if err != nil {
+		s.toClient(w, "The authorization failed; the client is told so.", func(w http.ResponseWriter) {
+			s.authorizeError(w, r, cs.ar, err)
+		})
+		return
+	}
+	s.toClient(w, "Access granted.", func(w http.ResponseWriter) {
+		s.provider.WriteAuthorizeResponse(ctx, w, cs.ar, resp)
+	})
+}
+
+// toClient answers the consent form with what write would send, except
+// that a redirect (to the client) becomes the continue page: under the
+// pages' CSP, form-action 'self', a form post may not end in a redirect to
+// another origin, and the CSP stays that strict.
+func (s *Server) toClient(w http.ResponseWriter, msg string, write func(http.ResponseWriter)) {
+	c := &captured{header: http.Header{}}
+	write(c)
+	loc := c.header.Get("Location")
+	if c.status/100 == 3 && loc != "" {
+		host := loc
+		if u, err := url.Parse(loc); err == nil {
+			host = u.Host
+		}
+		web.Render(w, http.StatusOK, "oauth_continue.html", web.OAuthContinue{URL: loc, Host: host, Message: msg})
+		return
+	}
+	for k, v := range c.header {
+		w.Header()[k] = v
+	}
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	w.WriteHeader(c.status)
+	_, _ = w.Write(c.body.Bytes())
+}
+
+// captured is a response held back by toClient.
+type captured struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (c *captured) Header() http.Header { return c.header }
+func (c *captured) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	return c.body.Write(b)
+}
+func (c *captured) WriteHeader(status int) {
+	if c.status == 0 {
+		c.status = status
+	}
+}
+
+// grantFor returns the grant a consent stands for: an active grant of this
+// subject, client and project with exactly these scopes, or a new one. An
+// existing grant is never widened: more scopes make a new grant, which this
+// consent is the record of.
+func (s *Server) grantFor(ctx context.Context, projectID, subject, clientID string, scopes []string) (store.Grant, error) {
+	want := slices.Clone(scopes)
+	slices.Sort(want)
+	want = slices.Compact(want)
+	gs, err := s.cfg.Store.ListGrants(ctx, projectID, false)
+	if err != nil {
+		return store.Grant{}, err
+	}
+	for _, g := range gs {
+		if g.Subject == subject && g.ClientID == clientID && slices.Equal(g.Scopes, want) {
+			return g, nil
+		}
+	}
+	g, err := s.cfg.Store.CreateGrant(ctx, projectID, subject, clientID, want)
+	if err != nil {
+		return store.Grant{}, fmt.Errorf("creating grant: %w", err)
+	}
+	return g, nil
+}

@@ -1,0 +1,158 @@
+package oauth
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agent-gateway/agent-gateway/store"
+)
+
+// RFC 7591 dynamic client registration. fosite has none, so this is
+// written here. Every client is public (token_endpoint_auth_method
+// "none": MCP clients cannot keep a secret), uses the authorization code
+// grant with PKCE and refresh tokens, and may ask for the gateway's scopes.
+// Registration is open (MCP clients register themselves), so it is bounded:
+// a few redirect URIs, each https or http on a loopback host, short names,
+// and a per-address rate limit (see Routes).
+
+// Registration limits.
+const (
+	maxRegisteredRedirectURIs = 10
+	maxRedirectURIBytes       = 2048
+	maxClientNameRunes        = 200
+)
+
+// registration is the subset of RFC 7591 client metadata the gateway
+// reads; other members are accepted and ignored, as RFC 7591 §2 allows.
+type registration struct {
+	RedirectURIs            []string `json:"redirect_uris"`
+	ClientName              string   `json:"client_name"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+}
+
+// register is POST /oauth/register.
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	var req registration
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "invalid_client_metadata", "the registration document is too large")
+			return
+		}
+		writeError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be one JSON object of client metadata")
+		return
+	}
+	if dec.More() {
+		writeError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be one JSON object of client metadata")
+		return
+	}
+	if code, msg := checkRegistration(&req); code != "" {
+		writeError(w, http.StatusBadRequest, code, msg)
+		return
+	}
+	c, err := s.cfg.Store.RegisterClient(r.Context(), req.ClientName, req.RedirectURIs)
+	if errors.Is(err, store.ErrInvalid) {
+		writeError(w, http.StatusBadRequest, "invalid_client_metadata", err.Error())
+		return
+	}
+	if err != nil {
+		s.cfg.Log.Warn("registering a client failed", "error", err.Error())
+		writeError(w, http.StatusInternalServerError, "server_error", "the client could not be registered")
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"client_id":                  c.ClientID,
+		"client_id_issued_at":        c.CreatedAt.Unix(),
+		"client_name":                c.Name,
+		"redirect_uris":              c.RedirectURIs,
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": "none",
+		"scope":                      strings.Join(s.scopeNames(), " "),
+	})
+}
+
+// checkRegistration validates and completes a registration; it returns an
+// RFC 7591 error code and message, or "" when the request is acceptable.
+func checkRegistration(req *registration) (string, string) {
+	if len(req.RedirectURIs) == 0 || len(req.RedirectURIs) > maxRegisteredRedirectURIs {
+		return "invalid_redirect_uri", fmt.Sprintf("give 1 to %d redirect_uris", maxRegisteredRedirectURIs)
+	}
+	for _, u := range req.RedirectURIs {
+		if err := checkRedirectURI(u); err != nil {
+			return "invalid_redirect_uri", err.Error()
+		}
+	}
+	if m := req.TokenEndpointAuthMethod; m != "" && m != "none" {
+		return "invalid_client_metadata", "only public clients are supported: token_endpoint_auth_method must be \"none\" (use PKCE)"
+	}
+	for _, g := range req.GrantTypes {
+		if g != "authorization_code" && g != "refresh_token" {
+			return "invalid_client_metadata", fmt.Sprintf("grant type %q is not supported (authorization_code, refresh_token)", g)
+		}
+	}
+	if len(req.GrantTypes) > 0 && !slices.Contains(req.GrantTypes, "authorization_code") {
+		return "invalid_client_metadata", "grant_types must include authorization_code"
+	}
+	for _, t := range req.ResponseTypes {
+		if t != "code" {
+			return "invalid_client_metadata", fmt.Sprintf("response type %q is not supported (code)", t)
+		}
+	}
+	req.ClientName = strings.TrimSpace(req.ClientName)
+	if req.ClientName == "" {
+		req.ClientName = "unnamed MCP client"
+	}
+	if !utf8.ValidString(req.ClientName) || utf8.RuneCountInString(req.ClientName) > maxClientNameRunes ||
+		strings.ContainsFunc(req.ClientName, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "invalid_client_metadata", fmt.Sprintf("client_name must be printable text of at most %d characters", maxClientNameRunes)
+	}
+	return "", ""
+}
+
+// checkRedirectURI accepts https URIs and http URIs on a loopback host
+// (RFC 8252 §7.3 native clients); nothing else: no custom schemes, no
+// fragments, no user info.
+func checkRedirectURI(raw string) error {
+	if len(raw) > maxRedirectURIBytes {
+		return fmt.Errorf("a redirect URI is longer than %d bytes", maxRedirectURIBytes)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+		return fmt.Errorf("redirect URI %q is not an absolute URL", raw)
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return fmt.Errorf("redirect URI %q has a fragment", raw)
+	}
+	if u.User != nil {
+		return fmt.Errorf("redirect URI %q has user information", raw)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if isLoopback(u.Hostname()) {
+			return nil
+		}
+		return fmt.Errorf("redirect URI %q: http is allowed only on loopback (127.0.0.1, [::1], localhost); use https", raw)
+	}
+	return fmt.Errorf("redirect URI %q: scheme must be https (or http on loopback)", raw)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,334 @@
+// Package oauth is the gateway's OAuth 2.1 authorization server for the
+// documents endpoint (DESIGN §8): RFC 8414 metadata, RFC 7591 dynamic
+// client registration, /oauth/authorize (code + PKCE S256, RFC 8707
+// resource), login at an OpenID Connect identity provider, a consent page
+// where the user picks the project, /oauth/token (authorization_code, and
+// refresh_token with rotation and reuse detection) and /oauth/revoke.
+//
+// The protocol is github.com/ory/fosite's; this package adds what fosite
+// lacks (registration, the RFC 8707 resource check, the metadata document,
+// the identity provider login and the consent page) and adapts fosite's
+// storage to the store (fosite.go). docs/oauth.md says which is which.
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/httprate"
+	"github.com/ory/fosite"
+	"github.com/ory/fosite/compose"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/store"
+)
+
+// Store is what the authorization server reads and writes.
+type Store interface {
+	store.AuthorizationServerStore
+	GetClient(ctx context.Context, clientID string) (store.Client, error)
+	RegisterClient(ctx context.Context, name string, redirectURIs []string) (store.Client, error)
+	CreateGrant(ctx context.Context, projectID, subject, clientID string, scopes []string) (store.Grant, error)
+	GetGrant(ctx context.Context, grantID string) (store.Grant, error)
+	ListGrants(ctx context.Context, projectID string, includeRevoked bool) ([]store.Grant, error)
+	ListProjectsForSubject(ctx context.Context, subject string) ([]store.Project, error)
+}
+
+// Scope is one OAuth scope a client may ask for, with what it allows in
+// words the consent page shows.
+type Scope struct {
+	Name        string
+	Description string
+}
+
+// Token lifetimes (DESIGN §8: short-lived, codes single-use within 60 s).
+const (
+	DefaultAccessTokenTTL  = time.Hour
+	DefaultRefreshTokenTTL = 30 * 24 * time.Hour
+	DefaultCodeTTL         = 60 * time.Second
+	DefaultLoginTTL        = 10 * time.Minute
+)
+
+// Config configures the authorization server.
+type Config struct {
+	// Issuer is the gateway's public URL: the issuer in the metadata, and
+	// the base of every endpoint URL.
+	Issuer string
+	// Resource is the one protected resource tokens are for (RFC 8707):
+	// the documents endpoint's URL.
+	Resource string
+	// Scopes are the scopes clients may ask for, in display order.
+	Scopes []Scope
+	Store  Store
+	// IdentityProvider logs users in; nil leaves the authorization server
+	// unconfigured: every endpoint answers that, and nothing else.
+	IdentityProvider *IdentityProvider
+	Log              *slog.Logger
+	// Zero lifetimes take the defaults above.
+	AccessTokenTTL, RefreshTokenTTL, CodeTTL, LoginTTL time.Duration
+	// RegistrationsPerMinute bounds RFC 7591 registrations per client IP;
+	// zero means 20.
+	RegistrationsPerMinute int
+}
+
+// Server is the authorization server.
+type Server struct {
+	cfg      Config
+	provider fosite.OAuth2Provider
+	secure   bool // the issuer is https: cookies are __Host- and Secure
+	origin   string
+}
+
+// New builds the authorization server. A Config without an identity
+// provider still builds: its endpoints answer unconfigured.
+func New(cfg Config) *Server {
+	if cfg.AccessTokenTTL == 0 {
+		cfg.AccessTokenTTL = DefaultAccessTokenTTL
+	}
+	if cfg.RefreshTokenTTL == 0 {
+		cfg.RefreshTokenTTL = DefaultRefreshTokenTTL
+	}
+	if cfg.CodeTTL == 0 {
+		cfg.CodeTTL = DefaultCodeTTL
+	}
+	if cfg.LoginTTL == 0 {
+		cfg.LoginTTL = DefaultLoginTTL
+	}
+	if cfg.RegistrationsPerMinute == 0 {
+		cfg.RegistrationsPerMinute = 20
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	u, err := url.Parse(cfg.Issuer)
+	if err != nil || u.Host == "" {
+		panic("oauth: Config.Issuer must be an absolute URL")
+	}
+	s := &Server{cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host}
+	fc := &fosite.Config{
+		AccessTokenLifespan:   cfg.AccessTokenTTL,
+		RefreshTokenLifespan:  cfg.RefreshTokenTTL,
+		AuthorizeCodeLifespan: cfg.CodeTTL,
+		ScopeStrategy:         fosite.ExactScopeStrategy,
+		AudienceMatchingStrategy: func([]string, []string) error {
+			return nil // audiences are RFC 8707 resources, checked here, not fosite's audience parameter
+		},
+		EnforcePKCE:                    true,
+		EnablePKCEPlainChallengeMethod: false,
+		RedirectSecureChecker:          fosite.IsRedirectURISecureStrict,
+		// Every authorization gets a refresh token; no offline scope needed.
+		RefreshTokenScopes: []string{},
+		TokenURL:           cfg.Issuer + "/oauth/token",
+		// Debug details (which may name internals) never reach clients.
+		SendDebugMessagesToClients: false,
+	}
+	st := &fositeStore{st: cfg.Store, scopes: s.scopeNames()}
+	s.provider = compose.Compose(fc, st, opaqueStrategy{},
+		compose.OAuth2AuthorizeExplicitFactory,
+		compose.OAuth2RefreshTokenGrantFactory,
+		compose.OAuth2TokenRevocationFactory,
+		compose.OAuth2PKCEFactory,
+	)
+	return s
+}
+
+// Configured reports whether an identity provider is configured, i.e.
+// whether users can authorize clients at all.
+func (s *Server) Configured() bool { return s.cfg.IdentityProvider != nil }
+
+func (s *Server) scopeNames() []string {
+	out := make([]string, 0, len(s.cfg.Scopes))
+	for _, sc := range s.cfg.Scopes {
+		out = append(out, sc.Name)
+	}
+	return out
+}
+
+// Routes returns the /oauth/* endpoints, to be mounted at /oauth.
+func (s *Server) Routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+			next.ServeHTTP(w, r)
+		})
+	})
+	limit := httprate.LimitBy(s.cfg.RegistrationsPerMinute, time.Minute, clientIPKey,
+		httprate.WithLimitHandler(func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations from this address; try again in a minute")
+		}))
+	r.Group(func(r chi.Router) {
+		r.Use(CORS)
+		r.With(limit).Post("/register", s.guardJSON(s.register))
+		r.Post("/token", s.guardJSON(s.token))
+		r.Post("/revoke", s.guardJSON(s.revoke))
+		r.Options("/{endpoint:register|token|revoke}", func(http.ResponseWriter, *http.Request) {})
+	})
+	r.Get("/authorize", s.guardPage(s.authorize))
+	r.Post("/authorize", s.guardPage(s.authorize))
+	r.Get("/callback", s.guardPage(s.callback))
+	r.Get("/consent", s.guardPage(s.consentPage))
+	r.Post("/consent", s.guardPage(s.consentAnswer))
+	return r
+}
+
+// maxBodyBytes bounds every OAuth request body: forms and registration
+// documents are small.
+const maxBodyBytes = 64 << 10
+
+// clientIPKey keys registrations on the client address the ClientIP
+// middleware settled (trusted proxies only), or the TCP peer without it.
+func clientIPKey(r *http.Request) (string, error) {
+	if ip := middleware.RecordFromContext(r.Context()).ClientIP(); ip != "" {
+		return ip, nil
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return httprate.CanonicalizeIP(host), nil
+}
+
+// unconfiguredMessage is what every endpoint says without an identity
+// provider.
+const unconfiguredMessage = "this gateway's OAuth authorization server is not configured: set oidc.issuer and oidc.client_id (see docs/oauth.md)"
+
+// guardJSON answers unconfigured with a JSON OAuth error.
+func (s *Server) guardJSON(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.Configured() {
+			writeError(w, http.StatusServiceUnavailable, "temporarily_unavailable", unconfiguredMessage)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// guardPage answers unconfigured with an HTML page (these are browser
+// endpoints).
+func (s *Server) guardPage(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.Configured() {
+			s.errorPage(w, http.StatusServiceUnavailable, "Sign-in is not available", unconfiguredMessage)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// Metadata serves RFC 8414 authorization server metadata.
+func (s *Server) Metadata(w http.ResponseWriter, _ *http.Request) {
+	if !s.Configured() {
+		writeError(w, http.StatusServiceUnavailable, "temporarily_unavailable", unconfiguredMessage)
+		return
+	}
+	base := s.cfg.Issuer
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                     base,
+		"authorization_endpoint":                     base + "/oauth/authorize",
+		"token_endpoint":                             base + "/oauth/token",
+		"registration_endpoint":                      base + "/oauth/register",
+		"revocation_endpoint":                        base + "/oauth/revoke",
+		"response_types_supported":                   []string{"code"},
+		"response_modes_supported":                   []string{"query"},
+		"grant_types_supported":                      []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":           []string{"S256"},
+		"token_endpoint_auth_methods_supported":      []string{"none"},
+		"revocation_endpoint_auth_methods_supported": []string{"none"},
+		"scopes_supported":                           s.scopeNames(),
+		"service_documentation":                      base + "/",
+	})
+}
+
+// ScopesSupported are the scope names, for the resource metadata.
+func (s *Server) ScopesSupported() []string { return s.scopeNames() }
+
+// token is /oauth/token. fosite runs both grants; the RFC 8707 resource
+// (when sent) must be the one resource, and a refresh may not ask for a
+// scope the grant does not hold: widening needs a new consent.
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if err := r.ParseForm(); err != nil {
+		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), fosite.ErrInvalidRequest.WithHint("The request body is not a form."))
+		return
+	}
+	for _, v := range r.PostForm["resource"] {
+		if v != s.cfg.Resource {
+			s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), errInvalidTarget(s.cfg.Resource))
+			return
+		}
+	}
+	ar, err := s.provider.NewAccessRequest(ctx, r, &session{})
+	if err != nil {
+		s.logProtocolError("token request refused", err)
+		s.provider.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	if ar.GetGrantTypes().ExactOne("refresh_token") {
+		for _, sc := range strings.Fields(r.PostForm.Get("scope")) {
+			if !slices.Contains(ar.GetGrantedScopes(), sc) {
+				s.provider.WriteAccessError(ctx, w, ar, fosite.ErrInvalidScope.WithHintf(
+					"The grant does not include scope %q; a wider scope needs a new authorization and consent.", sc))
+				return
+			}
+		}
+	}
+	resp, err := s.provider.NewAccessResponse(ctx, ar)
+	if err != nil {
+		s.logProtocolError("token response failed", err)
+		s.provider.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	s.provider.WriteAccessResponse(ctx, w, ar, resp)
+}
+
+// revoke is /oauth/revoke (RFC 7009). Revoking either token of a family
+// revokes the whole family: the authorization ends.
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	err := s.provider.NewRevocationRequest(r.Context(), r)
+	if err != nil {
+		s.logProtocolError("revocation refused", err)
+	}
+	s.provider.WriteRevocationResponse(r.Context(), w, err)
+}
+
+// errInvalidTarget is RFC 8707's error for a resource this server does not
+// issue tokens for.
+func errInvalidTarget(resource string) *fosite.RFC6749Error {
+	return (&fosite.RFC6749Error{
+		ErrorField:       "invalid_target",
+		DescriptionField: "The requested resource is invalid, missing, unknown, or malformed.",
+		CodeField:        http.StatusBadRequest,
+	}).WithHintf("This authorization server issues tokens only for resource %q.", resource)
+}
+
+// logProtocolError logs a refusal at debug (it is the client's problem)
+// and a server error at warn; never a token or code.
+func (s *Server) logProtocolError(msg string, err error) {
+	e := fosite.ErrorToRFC6749Error(err)
+	level := slog.LevelDebug
+	if e.CodeField >= 500 {
+		level = slog.LevelWarn
+	}
+	s.cfg.Log.Log(context.Background(), level, msg, "error", e.ErrorField, "hint", e.HintField, "debug", e.DebugField)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError writes an OAuth JSON error (RFC 6749 §5.2 shape).
+func writeError(w http.ResponseWriter, status int, code, description string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
+}

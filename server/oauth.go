@@ -1,0 +1,141 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/agent-gateway/agent-gateway/upstream"
+)
+
+// defaultOIDCScopes are requested at the identity provider unless
+// oidc.scopes says otherwise.
+var defaultOIDCScopes = []string{"openid", "profile", "email"}
+
+// wireOAuth builds the authorization server of /mcp/documents (DESIGN §8).
+// Without oidc.issuer it is built unconfigured: its endpoints and its
+// metadata answer that it is not configured.
+func (g *Gateway) wireOAuth() error {
+	var idp *oauth.IdentityProvider
+	if g.cfg.OIDCIssuer != "" {
+		secret, err := oidcClientSecret(g.cfg)
+		if err != nil {
+			return err
+		}
+		idp = oauth.NewIdentityProvider(oauth.IdentityProviderConfig{
+			Issuer: g.cfg.OIDCIssuer, ClientID: g.cfg.OIDCClientID, ClientSecret: secret,
+			Scopes: g.cfg.OIDCScopes, RedirectURL: g.cfg.PublicURL + "/oauth/callback",
+		})
+	} else {
+		g.log.Info("OAuth authorization server unconfigured (no oidc.issuer): /mcp/documents accepts only admin-issued tokens")
+	}
+	g.oauth = oauth.New(oauth.Config{
+		Issuer:           g.cfg.PublicURL,
+		Resource:         g.cfg.PublicURL + "/mcp/documents",
+		Scopes:           catalogScopes(g.documentsC),
+		Store:            g.store,
+		IdentityProvider: idp,
+		Log:              g.log,
+	})
+	return nil
+}
+
+// mountOAuth serves the authorization server's endpoints.
+func (g *Gateway) mountOAuth(r chi.Router) {
+	r.Method(http.MethodGet, "/.well-known/oauth-authorization-server", oauth.CORS(http.HandlerFunc(g.oauth.Metadata)))
+	r.Method(http.MethodOptions, "/.well-known/oauth-authorization-server", oauth.CORS(http.NotFoundHandler()))
+	r.Mount("/oauth", g.oauth.Routes())
+}
+
+// scopeDescriptions say in a sentence what a scope allows; the consent
+// page adds the tools that need it.
+var scopeDescriptions = map[string]string{
+	"documents:read": "read the project's allowlisted GitHub documents",
+}
+
+// catalogScopes lists the scopes a catalog's tools declare, each described
+// with the tools that need it, so a scope added by a new tool is offered
+// (and explained) without touching the authorization server.
+func catalogScopes(cs ...*catalog.Catalog) []oauth.Scope {
+	tools := map[string][]string{}
+	var order []string
+	for _, c := range cs {
+		for _, t := range c.Tools() {
+			for _, s := range t.Policy.Scopes {
+				if _, seen := tools[s]; !seen {
+					order = append(order, s)
+				}
+				tools[s] = append(tools[s], t.Name)
+			}
+		}
+	}
+	slices.Sort(order)
+	out := make([]oauth.Scope, 0, len(order))
+	for _, s := range order {
+		d := scopeDescriptions[s]
+		if d == "" {
+			d = "use the tools that need it"
+		}
+		out = append(out, oauth.Scope{Name: s, Description: d + " (tools: " + strings.Join(tools[s], ", ") + ")"})
+	}
+	return out
+}
+
+// oidcClientSecret reads the gateway's client secret at the identity
+// provider: AGENT_GATEWAY_OIDC_CLIENT_SECRET or oidc.client_secret_file.
+func oidcClientSecret(cfg Config) (string, error) {
+	if cfg.OIDCClientSecretFile == "" {
+		return cfg.OIDCClientSecret, nil
+	}
+	b, err := os.ReadFile(cfg.OIDCClientSecretFile)
+	if err != nil {
+		return "", &ConfigError{Problems: []string{"oidc.client_secret_file: " + err.Error()}}
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", &ConfigError{Problems: []string{"oidc.client_secret_file: the file is empty"}}
+	}
+	return s, nil
+}
+
+// parseIssuer checks an OpenID Connect issuer URL: https (http only on a
+// loopback host), no query or fragment. It is kept exactly as given: the
+// provider's ID tokens must name the same string.
+func parseIssuer(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("want an absolute https URL without query or fragment")
+	}
+	switch {
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && upstream.IsLoopbackHost(u.Hostname()):
+		return nil
+	}
+	return fmt.Errorf("scheme must be https (or http on a loopback host)")
+}
+
+// validateOIDC checks the oidc.* keys together.
+func (c *Config) validateOIDC() []string {
+	var problems []string
+	switch {
+	case c.OIDCIssuer != "" && c.OIDCClientID == "":
+		problems = append(problems, "oidc.client_id: required when oidc.issuer is set")
+	case c.OIDCIssuer == "" && (c.OIDCClientID != "" || c.OIDCClientSecret != "" || c.OIDCClientSecretFile != ""):
+		problems = append(problems, "oidc.issuer: required when oidc.client_id or a client secret is set")
+	}
+	if c.OIDCClientSecret != "" && c.OIDCClientSecretFile != "" {
+		problems = append(problems, "oidc.client_secret/oidc.client_secret_file: set one, not both")
+	}
+	if c.OIDCIssuer != "" && !slices.Contains(c.OIDCScopes, "openid") {
+		problems = append(problems, "oidc.scopes: must include openid")
+	}
+	return problems
+}

@@ -1,0 +1,53 @@
+package web
+
+// Consent is the data of the OAuth consent page: which client asks, for
+// which scopes, on which of the user's projects.
+type Consent struct {
+	ClientName string
+	ClientID   string
+	// RedirectHost is where the browser returns to, so the user can tell
+	// a client that claims a familiar name from one that is it.
+	RedirectHost string
+	Subject      string
+	Projects     []ConsentProject
+	Scopes       []ConsentScope
+	// CSRFToken is bound to the browser's login session.
+	CSRFToken string
+}
+
+// ConsentProject is one project the user may grant access to.
+type ConsentProject struct {
+	ID      string
+	Name    string
+	Checked bool
+	// Note says which requested scopes an existing grant of this client
+	// already holds on the project and which would be new.
+	Note string
+}
+
+// ConsentScope is one requested scope.
+type ConsentScope struct {
+	Name        string
+	Description string
+	// NewFor names the projects where no existing grant of this client has
+	// the scope; empty when every project's grant has it.
+	NewFor string
+}
+
+// OAuthError is an error page of the OAuth flow, shown when the browser
+// cannot be sent back to the client.
+type OAuthError struct {
+	Title   string
+	Message string
+}
+
+// OAuthContinue is the page that ends a consent: it sends the browser on
+// to the client's redirect URI. A form post cannot end in a redirect to
+// another origin under the pages' CSP (form-action 'self'), so the answer
+// to the consent form is this page, which continues with a meta refresh
+// and a link.
+type OAuthContinue struct {
+	URL     string
+	Host    string
+	Message string
+}
