@@ -487,7 +487,7 @@ func TestDocumentsAuthorization(t *testing.T) {
 		code2, md := get(t, metadata)
 		var mdj map[string]any
 		if code2 != 200 || json.Unmarshal([]byte(md), &mdj) != nil || mdj["resource"] != endpoint ||
-			mustJSON(t, mdj["authorization_servers"]) != mustJSON(t, []string{s.gw.URL}) || mustJSON(t, mdj["scopes_supported"]) != `["documents:read","catalog:read","workflow:dispatch"]` {
+			mustJSON(t, mdj["authorization_servers"]) != mustJSON(t, []string{s.gw.URL}) || !sameScopes(strings.Join(toStrings(mdj["scopes_supported"]), " "), []string{"documents:read", "catalog:read", "workflow:dispatch"}) {
 			t.Fatalf("resource metadata: %d %s", code2, md)
 		}
 		if code, page := get(t, s.gw.URL+"/"); code != 200 || !strings.Contains(page, "/mcp/documents") || !strings.Contains(page, "git_document_get") {
@@ -762,4 +762,14 @@ func TestDocumentsCursorSecretShared(t *testing.T) {
 	if out, isErr := callTool(t, cs, "git_document_get", map[string]any{"source_id": s.sources[s.docs.Runtime], "cursor": cursor}); isErr {
 		t.Fatalf("cursor after restart: %v", out)
 	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	list, _ := v.([]any)
+	for _, x := range list {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,8 +217,11 @@ func (c *mcpClient) authorize(t *testing.T, browser context.Context, screenshot 
 	if err != nil {
 		t.Fatalf("exchange: %v", err)
 	}
-	if tok.RefreshToken == "" || tok.Extra("scope") != "documents:read" {
-		t.Fatalf("token %+v scope %v", tok, tok.Extra("scope"))
+	// The client asked for every scope the resource metadata lists; the
+	// token carries exactly those. Tokens themselves are never logged.
+	granted, _ := tok.Extra("scope").(string)
+	if tok.RefreshToken == "" || !sameScopes(granted, c.oauth.Scopes) {
+		t.Fatalf("token has refresh token %v and scope %q, want %v", tok.RefreshToken != "", granted, c.oauth.Scopes)
 	}
 	return tok
 }
@@ -358,4 +362,14 @@ func decodeJSON(t *testing.T, resp *http.Response, status int, v any) {
 	if err := json.Unmarshal(body, v); err != nil {
 		t.Fatalf("%s: %v", resp.Request.URL, err)
 	}
+}
+
+// sameScopes reports whether a space-separated scope string holds exactly
+// the scopes of want, in any order.
+func sameScopes(got string, want []string) bool {
+	g := strings.Fields(got)
+	slices.Sort(g)
+	w := slices.Clone(want)
+	slices.Sort(w)
+	return slices.Equal(g, w)
 }
