@@ -90,18 +90,24 @@ func runServe(ctx context.Context, args []string, std Stdio) error {
 	if loaded.ConfigTest {
 		return printConfig(std.Out, &loaded.Config)
 	}
-	return serveGateway(ctx, loaded.Config, std, nil)
+	return serveGateway(ctx, loaded.Config, std, nil, nil)
 }
 
-// serveGateway wires, listens and serves cfg until ctx ends. announce, if
-// set, is called once the listener is open.
-func serveGateway(ctx context.Context, cfg Config, std Stdio, announce func(addr string)) error {
+// serveGateway wires, listens and serves cfg until ctx ends. prepare, if
+// set, runs on the wired gateway before it listens (the demo seeds its
+// store there); announce, if set, once the listener is open.
+func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gateway) error, announce func(addr string)) error {
 	log := newLogger(std.Err, cfg.LogLevel)
 	g, err := New(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
+	if prepare != nil {
+		if err := prepare(g); err != nil {
+			return err
+		}
+	}
 	s, err := g.Listen()
 	if err != nil {
 		return err

@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"net"
 	"os"
+	"sync"
 	"testing"
 	"time"
 )
@@ -39,4 +41,22 @@ func requireRedis(t *testing.T) {
 		t.Skipf("Redis unreachable: %v", err)
 	}
 	c.Close()
+}
+
+// syncWriter is a bytes.Buffer safe for a process's concurrent writes.
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
