@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -176,6 +177,42 @@ type contentsObject struct {
 	Entries  json.RawMessage `json:"entries"`
 }
 
+// contentsMembers are the JSON names of contentsObject's fields.
+var contentsMembers = []string{"type", "path", "size", "sha", "encoding", "content", "entries"}
+
+// unambiguousMembers reports whether a Contents object's top-level members
+// read the same to encoding/json as to an exact reader. encoding/json
+// matches member names to fields without regard to case (folding the
+// Kelvin sign and long s too) and keeps the last of repeated members, so
+// {"path":"a.md","PATH":"b.md"} would pass the path check as b.md while
+// any other reader sees a.md (FuzzContentsJSON, seed
+// hostile-case-folded-path). A member repeated under any spelling, or a
+// known member spelt in another case, is refused.
+func unambiguousMembers(obj []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		name, ok := tok.(string)
+		if err != nil || !ok {
+			return false
+		}
+		folded := strings.ToLower(strings.ToUpper(name))
+		if seen[folded] || (slices.Contains(contentsMembers, folded) && name != folded) {
+			return false
+		}
+		seen[folded] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // kindNames are the object types a refusal may name; anything else is
 // reported as "other", so no upstream text reaches the caller.
 var kindNames = map[string]string{"dir": "directory", "symlink": "symlink", "submodule": "submodule"}
@@ -192,6 +229,9 @@ func parseFile(body []byte, wantPath string) (*File, error) {
 	var o contentsObject
 	if err := json.Unmarshal(trimmed, &o); err != nil {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer is malformed JSON")
+	}
+	if !unambiguousMembers(trimmed) {
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer repeats a member or spells one in another case")
 	}
 	if o.Type != "file" || len(o.Entries) > 0 && string(o.Entries) != "null" {
 		kind, ok := kindNames[o.Type]

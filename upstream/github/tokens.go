@@ -147,6 +147,13 @@ func (s *Installations) mint(ctx context.Context, installationID int64) (install
 	if err != nil {
 		return installationToken{}, transportError(err)
 	}
+	return parseTokenAnswer(body, s.now())
+}
+
+// parseTokenAnswer reads the token route's 201 answer: a usable token
+// (no length assumed; printable ASCII without spaces, so it can only ever
+// be one header value) and an expiry in the future.
+func parseTokenAnswer(body []byte, now time.Time) (installationToken, error) {
 	var out struct {
 		Token     string `json:"token"`
 		ExpiresAt string `json:"expires_at"`
@@ -159,7 +166,7 @@ func (s *Installations) mint(ctx context.Context, installationID int64) (install
 	// No length is assumed; the token only has to be a usable header value.
 	case out.Token == "" || len(out.Token) > 4096 || strings.IndexFunc(out.Token, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0:
 		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer has no usable token")
-	case err != nil || !expires.After(s.now()):
+	case err != nil || !expires.After(now):
 		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer has no usable expires_at")
 	}
 	return installationToken{secret: out.Token, expires: expires}, nil
