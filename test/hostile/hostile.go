@@ -148,22 +148,18 @@ func (s *Server) accept(b Behaviour) {
 				s.mu.Unlock()
 				conn.Close()
 			}()
-			br := bufio.NewReader(conn)
-			for {
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				_, _ = io.Copy(io.Discard, req.Body)
-				s.requests.Add(1)
-				s.mu.Lock()
-				s.paths = append(s.paths, req.URL.EscapedPath())
-				s.mu.Unlock()
-				b(conn, req, s.done)
-				// Every behaviour ends the exchange: the connection is not
-				// reused, so each request meets the behaviour afresh.
+			// One request per connection: every behaviour ends the exchange,
+			// so each request meets the behaviour afresh.
+			req, err := http.ReadRequest(bufio.NewReader(conn))
+			if err != nil {
 				return
 			}
+			_, _ = io.Copy(io.Discard, req.Body)
+			s.requests.Add(1)
+			s.mu.Lock()
+			s.paths = append(s.paths, req.URL.EscapedPath())
+			s.mu.Unlock()
+			b(conn, req, s.done)
 		}()
 	}
 }
