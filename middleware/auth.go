@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
@@ -43,9 +44,7 @@ type AuthOptions struct {
 func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// The raw query is searched, not the parsed one: Go drops pairs
-			// joined with ";", which would let "?x=1;access_token=…" through.
-			if strings.Contains(strings.ToLower(r.URL.RawQuery), "access_token") {
+			if tokenInQuery(r.URL.RawQuery) {
 				Challenge(w, r, opts.ResourceMetadataURL, "invalid_request", "tokens are accepted only in the Authorization header")
 				return
 			}
@@ -73,6 +72,24 @@ func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Han
 			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 		})
 	}
+}
+
+// tokenInQuery reports whether a raw query names access_token, however it
+// is spelt. The raw query is searched, not the parsed one: Go drops pairs
+// joined with ";", which would let "?x=1;access_token=…" through. Each
+// parameter name is also percent-decoded, so "access%5Ftoken" (which every
+// query parser reads as access_token) is refused too.
+func tokenInQuery(raw string) bool {
+	if strings.Contains(strings.ToLower(raw), "access_token") {
+		return true
+	}
+	for _, pair := range strings.FieldsFunc(raw, func(r rune) bool { return r == '&' || r == ';' }) {
+		key, _, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(key); err == nil && strings.EqualFold(k, "access_token") {
+			return true
+		}
+	}
+	return false
 }
 
 // Challenge answers 401 with a WWW-Authenticate header naming the

@@ -51,6 +51,12 @@ func TestAuthenticate(t *testing.T) {
 		{"access_token in query refused", false, "/mcp?access_token=good-token", nil, http.StatusUnauthorized, "", "invalid_request"},
 		{"access_token in query refused even with a header", false, "/mcp?access_token=x", []string{"Bearer good-token"}, http.StatusUnauthorized, "", "invalid_request"},
 		{"empty access_token in query refused", true, "/mcp?a=1&access_token=", nil, http.StatusUnauthorized, "", "invalid_request"},
+		// Percent-encoded names decode to access_token for any reader of the
+		// query; the raw-text check alone let them through.
+		{"percent-encoded underscore refused", false, "/mcp?access%5Ftoken=good-token", nil, http.StatusUnauthorized, "", "invalid_request"},
+		{"percent-encoded letters refused", false, "/mcp?%61ccess_token=good-token", nil, http.StatusUnauthorized, "", "invalid_request"},
+		{"upper case refused", false, "/mcp?ACCESS_TOKEN=good-token", nil, http.StatusUnauthorized, "", "invalid_request"},
+		{"the words access token in a value pass", false, "/mcp?note=access+token", []string{"Bearer good-token"}, http.StatusOK, "grant:good-token", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -409,6 +409,14 @@ func adminAddDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) e
 		if err := store.ValidateDocumentPath(*path); err != nil {
 			return err
 		}
+		// Checked before the lookup: a hostile name is refused as such,
+		// not echoed back in a "not linked" message.
+		if err := store.ValidateGitHubOwner(*owner); err != nil {
+			return err
+		}
+		if err := store.ValidateGitHubRepositoryName(*repo); err != nil {
+			return err
+		}
 		if err := store.ValidateRole(*role); err != nil {
 			return err
 		}
@@ -420,7 +428,7 @@ func adminAddDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) e
 		}
 		r, err := a.st.FindRepository(ctx, *project, *owner, *repo)
 		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("repository %s/%s is not linked to project %s (link it with admin link-repository)", *owner, *repo, *project)
+			return fmt.Errorf("repository %q is not linked to project %q (link it with admin link-repository)", *owner+"/"+*repo, *project)
 		} else if err != nil {
 			return err
 		}
@@ -541,7 +549,7 @@ func adminCreateGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
 		if ok, err := a.st.IsMember(ctx, *project, *subject); err != nil {
 			return err
 		} else if !ok {
-			return fmt.Errorf("subject %q is not a member of project %s (add it with admin add-member)", *subject, *project)
+			return fmt.Errorf("subject %q is not a member of project %q (add it with admin add-member)", *subject, *project)
 		}
 		g, err := a.st.CreateGrant(ctx, *project, *subject, *client, list)
 		if err != nil {

@@ -18,6 +18,9 @@ type Config struct {
 	LogLevel      string
 	ShutdownGrace time.Duration
 	WriteTimeout  time.Duration
+	// ReadHeaderTimeout bounds how long a client may take to send a
+	// request's headers; a slowloris client is cut off after it.
+	ReadHeaderTimeout time.Duration
 
 	ForgejoOrigin     *url.URL // nil: Forgejo tools answer upstream_unconfigured
 	ForgejoIOTimeout  time.Duration
@@ -56,18 +59,19 @@ type Config struct {
 func Default() Config {
 	gh, _ := url.Parse("https://api.github.com")
 	return Config{
-		Listen:           "127.0.0.1:8080",
-		DataDir:          "./data",
-		LogLevel:         "info",
-		ShutdownGrace:    30 * time.Second,
-		WriteTimeout:     5 * time.Minute,
-		ForgejoIOTimeout: 30 * time.Second,
-		GitHubAPIOrigin:  gh,
-		GitHubIOTimeout:  30 * time.Second,
-		ReadPerMinute:    600,
-		WritePerMinute:   60,
-		CursorTTL:        15 * time.Minute,
-		OIDCScopes:       defaultOIDCScopes,
+		Listen:            "127.0.0.1:8080",
+		DataDir:           "./data",
+		LogLevel:          "info",
+		ShutdownGrace:     30 * time.Second,
+		WriteTimeout:      5 * time.Minute,
+		ReadHeaderTimeout: 10 * time.Second,
+		ForgejoIOTimeout:  30 * time.Second,
+		GitHubAPIOrigin:   gh,
+		GitHubIOTimeout:   30 * time.Second,
+		ReadPerMinute:     600,
+		WritePerMinute:    60,
+		CursorTTL:         15 * time.Minute,
+		OIDCScopes:        defaultOIDCScopes,
 	}
 }
 

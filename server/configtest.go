@@ -35,6 +35,7 @@ func printConfig(w io.Writer, c *Config) error {
 		{"listen", c.Listen}, {"public_url", c.PublicURL}, {"data_dir", c.DataDir},
 		{"database.url", set(c.DatabaseURL)}, {"log.level", c.LogLevel},
 		{"shutdown_grace", c.ShutdownGrace.String()}, {"http.write_timeout", c.WriteTimeout.String()},
+		{"http.read_header_timeout", c.ReadHeaderTimeout.String()},
 		{"forgejo.origin", origin(c.ForgejoOrigin, c.ForgejoOrigin == nil)},
 		{"forgejo.io_timeout", c.ForgejoIOTimeout.String()},
 		{"forgejo.token", set(c.ForgejoToken)}, {"forgejo.token_file", orNone(c.ForgejoTokenFile)},

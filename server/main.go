@@ -98,6 +98,7 @@ func runServe(ctx context.Context, args []string, std Stdio) error {
 // store there); announce, if set, once the listener is open.
 func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gateway) error, announce func(addr string)) error {
 	log := newLogger(std.Err, cfg.LogLevel)
+	routeStdLog(log)
 	g, err := New(ctx, cfg, log)
 	if err != nil {
 		return err

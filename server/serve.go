@@ -61,8 +61,8 @@ func (s *Server) Addr() net.Addr { return s.listener.Addr() }
 func newHTTPServer(h http.Handler, cfg Config, log *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second, // a 1 MiB body at a slow but honest pace
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout, // slowloris: a trickle of headers is cut off
+		ReadTimeout:       60 * time.Second,      // a 1 MiB body at a slow but honest pace
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,

@@ -24,6 +24,7 @@ func runStdio(ctx context.Context, args []string, std Stdio) error {
 	}
 	cfg := loaded.Config
 	log := newLogger(std.Err, cfg.LogLevel)
+	routeStdLog(log)
 	g, err := New(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -57,7 +57,12 @@ func ValidateCommitSHA(sha string) error {
 
 // ValidateDocumentPath checks a repository path by the rules of DESIGN §6:
 // relative, '/'-separated, valid UTF-8, no empty, "." or ".." segment (so no
-// leading or trailing '/', and no "//"), no NUL and no backslash.
+// leading or trailing '/', and no "//"), no NUL and no backslash. On top of
+// them it refuses what git allows in a file name but no document source
+// should carry: control characters (CR and LF would split the admin
+// CLI's text output and the log line of an operator's paste; ESC starts
+// terminal escape sequences) and the Unicode bidirectional controls that
+// make a path display as another ("Trojan Source").
 func ValidateDocumentPath(path string) error {
 	switch {
 	case path == "":
@@ -72,6 +77,10 @@ func ValidateDocumentPath(path string) error {
 		return invalid("path", "%s: contains a backslash", quote(path))
 	case strings.HasPrefix(path, "/"):
 		return invalid("path", "%s: must be relative (no leading /)", quote(path))
+	case strings.IndexFunc(path, unicode.IsControl) >= 0:
+		return invalid("path", "%s: contains a control character", quote(path))
+	case strings.IndexFunc(path, isBidiControl) >= 0:
+		return invalid("path", "%s: contains a Unicode bidirectional control", quote(path))
 	}
 	for seg := range strings.SplitSeq(path, "/") {
 		switch seg {
@@ -82,6 +91,13 @@ func ValidateDocumentPath(path string) error {
 		}
 	}
 	return nil
+}
+
+// isBidiControl reports the Unicode bidirectional formatting characters:
+// the embeddings and overrides U+202A–U+202E, the isolates U+2066–U+2069,
+// and the marks U+200E, U+200F and U+061C.
+func isBidiControl(r rune) bool {
+	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 || r == 0x200E || r == 0x200F || r == 0x061C
 }
 
 // ValidateBranch checks that name is a branch name that

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/agent-gateway/agent-gateway/store"
 )
@@ -57,6 +58,21 @@ func TestValidateDocumentPath(t *testing.T) {
 		{"docs/\x00x.md", false},
 		{"docs/\xffx.md", false},
 		{strings.Repeat("a/", 2048) + "x", false},
+		// Hostile names an operator might paste: line breaks, a terminal
+		// escape, DEL, a C1 control, bidirectional overrides.
+		{"docs/a\r\nb.md", false},
+		{"docs/a\nb.md", false},
+		{"docs/\x1b[31mred.md", false},
+		{"docs/a\x7fb.md", false},
+		{"docs/a\u0085b.md", false},
+		{"docs/\u202egnp.md", false},
+		{"docs/\u2066x\u2069.md", false},
+		// Look-alikes and percent signs are ordinary characters of a file
+		// name: they name a file of that name (escaped when requested).
+		{"docs／x.md", true},
+		{"docs∕x.md", true},
+		{"docs/%2e%2e/x.md", true},
+		{"docs%2Fx.md", true},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			checkValid(t, store.ValidateDocumentPath(tc.path), tc.ok, "path")
@@ -198,7 +214,7 @@ func FuzzValidateDocumentPath(f *testing.F) {
 			return
 		}
 		if path.Clean(p) != p || path.IsAbs(p) || p == "." || strings.HasPrefix(p, "../") || p == ".." ||
-			strings.ContainsAny(p, "\\\x00") {
+			strings.ContainsAny(p, "\\\x00") || strings.IndexFunc(p, unicode.IsControl) >= 0 {
 			t.Errorf("accepted unsafe path %q", p)
 		}
 	})

@@ -81,6 +81,11 @@ func New(cfg Config) *Client {
 	}
 }
 
+// CloseIdleConnections closes the kept-alive connections to the origin
+// that no request is using (tests that check for leaked goroutines, and
+// shutdown).
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
 // Origin returns the fixed origin.
 func (c *Client) Origin() *url.URL { u := *c.origin; return &u }
 
@@ -166,7 +171,23 @@ func classify(err error, wd *watchdog) error {
 	if wd.fired() || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
 		return &Error{Kind: KindTimeout, Reason: "no progress within the I/O timeout", Err: err}
 	}
+	if malformedHead(err) {
+		return &Error{Kind: KindFraming, Reason: "the response head is malformed or over 64 KiB", Err: err}
+	}
 	return &Error{Kind: KindUnavailable, Reason: "connection failed", Err: err}
+}
+
+// malformedHead recognises the errors net/http returns for a response
+// head it cannot read: headers over MaxResponseHeaderBytes (an upstream
+// sending endless headers), a malformed status line or header line. Such
+// an upstream is broken, not unreachable, so it is framing rather than
+// unavailable. net/http has no error types for them, so the text is
+// matched (the hostile-upstream tests pin each case); the text itself,
+// which quotes upstream bytes, is kept only as the unexported cause.
+func malformedHead(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "server response headers exceeded") ||
+		strings.Contains(s, "malformed HTTP") || strings.Contains(s, "malformed MIME header")
 }
 
 // ReadBounded reads all of r, refusing more than max bytes with KindTooLarge.

@@ -1,10 +1,14 @@
 package upstream
 
-import "net/http"
+import (
+	"log/slog"
+	"net/http"
+)
 
 // Credential is a secret presented to an upstream on a caller's behalf: a
-// bearer token or Basic user/password. Its String and GoString methods
-// never reveal it, so a stray %v cannot log it.
+// bearer token or Basic user/password. Its String, GoString, LogValue and
+// MarshalJSON methods never reveal it, so a stray %v, slog attribute or
+// JSON encoding cannot log it; only Apply puts it on a request.
 type Credential struct {
 	Token    string
 	Username string
@@ -19,6 +23,14 @@ func (c Credential) String() string { return "[redacted]" }
 
 // GoString redacts the credential for %#v too.
 func (c Credential) GoString() string { return "[redacted]" }
+
+// LogValue redacts the credential in slog records: the JSON handler would
+// otherwise encode its exported fields (TestCredentialRedacted).
+func (c Credential) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// MarshalJSON redacts the credential wherever it is JSON-encoded, including
+// inside a struct handed to a logger.
+func (c Credential) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
 
 // Apply sets the Authorization header of req (a request this package's
 // Client is about to send, so only ever to the fixed origin). A zero

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +27,11 @@ type forgejoStack struct {
 	emu  *forgejoemu.Emulator
 	demo *forgejoemu.Demo
 	gw   *gatewaytest.Process
+	// canaries are scanned for in the gateway's logs, MCP responses and
+	// metrics when the test ends: the demo users' Forgejo bearers, the
+	// process's own Forgejo token when one is configured, and the cursor
+	// signing secret. A test adds the secrets it makes itself.
+	canaries *gatewaytest.Canaries
 }
 
 func startForgejoStack(t *testing.T, env map[string]string) *forgejoStack {
@@ -42,7 +49,26 @@ func startForgejoStack(t *testing.T, env map[string]string) *forgejoStack {
 	for k, v := range env {
 		e[k] = v
 	}
-	return &forgejoStack{emu: emu, demo: demo, gw: gatewaytest.Start(t, gatewaytest.Options{Env: e})}
+	c := &gatewaytest.Canaries{}
+	c.Add("the reader's Forgejo bearer", demo.ReaderToken)
+	c.Add("the bot's Forgejo bearer", demo.BotToken)
+	if tok := e["AGENT_GATEWAY_FORGEJO_TOKEN"]; tok != "" {
+		c.Add("the process's own Forgejo token", tok)
+	}
+	gw := gatewaytest.Start(t, gatewaytest.Options{Env: e, Canaries: c})
+	addCursorSecret(t, c, gw.DataDir)
+	return &forgejoStack{emu: emu, demo: demo, gw: gw, canaries: c}
+}
+
+// addCursorSecret registers the cursor signing secret the gateway
+// generated into its data directory.
+func addCursorSecret(t *testing.T, c *gatewaytest.Canaries, dataDir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dataDir, "cursor.secret"))
+	if err != nil {
+		t.Fatalf("the generated cursor secret: %v", err)
+	}
+	c.Add("the cursor signing secret", strings.TrimSpace(string(b)))
 }
 
 func callTool(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) (map[string]any, bool) {

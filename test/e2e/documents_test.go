@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +93,12 @@ type docStack struct {
 	projectA string
 	sources  map[string]string // path (or "track") → source ID in project A
 	tokenA   string            // alice's documents:read grant in project A
+
+	// canaries are scanned for in the gateway's logs, MCP responses and
+	// metrics when the test ends: every OAuth access token the stack
+	// grants, the GitHub App private key, any installation token the
+	// emulator mints, any App JWT, and the cursor signing secret.
+	canaries *gatewaytest.Canaries
 }
 
 type stackOptions struct {
@@ -103,7 +110,15 @@ type stackOptions struct {
 func newDocStack(t *testing.T, dbURL string, o stackOptions) *docStack {
 	t.Helper()
 	o.emu.Dir, o.emu.AppID = t.TempDir(), appID
-	s := &docStack{dbURL: dbURL, dataDir: t.TempDir(), keyFile: writeAppKey(t), sources: map[string]string{}}
+	s := &docStack{dbURL: dbURL, dataDir: t.TempDir(), keyFile: writeAppKey(t), sources: map[string]string{},
+		canaries: &gatewaytest.Canaries{}}
+	pemBytes, err := os.ReadFile(s.keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.canaries.AddPEM("the GitHub App private key", pemBytes)
+	s.canaries.AddPattern("an installation token minted by the GitHub emulator", githubemu.MintedTokenPattern)
+	s.canaries.AddPattern("a GitHub App JWT", appJWTPattern)
 	o.emu.AppKey = &appKey.PublicKey
 	emu, err := githubemu.Start(o.emu)
 	if err != nil {
@@ -141,9 +156,14 @@ func newDocStack(t *testing.T, dbURL string, o stackOptions) *docStack {
 	for k, v := range o.env {
 		env[k] = v
 	}
-	s.gw = gatewaytest.Start(t, gatewaytest.Options{Env: env})
+	s.gw = gatewaytest.Start(t, gatewaytest.Options{Env: env, Canaries: s.canaries})
+	addCursorSecret(t, s.canaries, s.dataDir)
 	return s
 }
+
+// appJWTPattern matches an RS256 JWT as the gateway signs them for GitHub
+// (header {"alg":"RS256","typ":"JWT"}, then payload and signature).
+var appJWTPattern = regexp.MustCompile(`eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9\.[A-Za-z0-9_-]+`)
 
 func (s *docStack) addSource(t *testing.T, project, role, path string, pin ...string) string {
 	t.Helper()
@@ -155,7 +175,9 @@ func (s *docStack) addSource(t *testing.T, project, role, path string, pin ...st
 // grant adds nothing: subject must already be a member.
 func (s *docStack) grant(t *testing.T, project, subject, scopes string) string {
 	t.Helper()
-	return s.admin(t, "create-grant", "--project-id", project, "--subject", subject, "--scopes", scopes)["access_token"].(string)
+	tok := s.admin(t, "create-grant", "--project-id", project, "--subject", subject, "--scopes", scopes)["access_token"].(string)
+	s.canaries.Add("the OAuth access token of "+subject+" in "+project, tok)
+	return tok
 }
 
 // runAdmin runs `agent-gateway admin args… --json` against the stack's
@@ -436,6 +458,7 @@ func TestDocumentsAuthorization(t *testing.T) {
 		}
 
 		legacy := s.admin(t, "issue-legacy-token", "--project-id", s.projectA, "--permissions", "memory,task")["token"].(string)
+		s.canaries.Add("a legacy project token", legacy)
 		s.admin(t, "add-member", "--project-id", s.projectA, "--subject", "mallory")
 		noScope := s.grant(t, s.projectA, "mallory", "profile")
 		for name, token := range map[string]string{"legacy token": legacy, "grant without documents:read": noScope} {

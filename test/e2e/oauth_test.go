@@ -92,6 +92,10 @@ type mcpClient struct {
 	oauth    *oauth2.Config
 	revoke   string
 	callback chan url.Values
+	// canaries receive every code and token the flow obtains, so the
+	// stack's scan fails the test if one appears in a log, a response or
+	// the metrics.
+	canaries *gatewaytest.Canaries
 }
 
 // discover makes the unauthenticated call and follows the metadata.
@@ -212,6 +216,7 @@ func (c *mcpClient) authorize(t *testing.T, browser context.Context, screenshot 
 	if q.Get("state") != state || q.Get("code") == "" {
 		t.Fatalf("callback %v", q)
 	}
+	c.canaries.Add("an OAuth authorization code", q.Get("code"))
 	tok, err := c.oauth.Exchange(context.Background(), q.Get("code"),
 		oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", c.resource))
 	if err != nil {
@@ -219,6 +224,8 @@ func (c *mcpClient) authorize(t *testing.T, browser context.Context, screenshot 
 	}
 	// The client asked for every scope the resource metadata lists; the
 	// token carries exactly those. Tokens themselves are never logged.
+	c.canaries.Add("an OAuth access token", tok.AccessToken)
+	c.canaries.Add("an OAuth refresh token", tok.RefreshToken)
 	granted, _ := tok.Extra("scope").(string)
 	if tok.RefreshToken == "" || !sameScopes(granted, c.oauth.Scopes) {
 		t.Fatalf("token has refresh token %v and scope %q, want %v", tok.RefreshToken != "", granted, c.oauth.Scopes)
@@ -275,6 +282,7 @@ func TestOAuthBrowserFlow(t *testing.T) {
 		idp.AddClient(oidcprovider.Client{ID: idpClientID, Secret: idpClientSecret, RedirectURIs: []string{s.gw.URL + "/oauth/callback"}})
 
 		c := discover(t, s.gw.URL+"/mcp/documents")
+		c.canaries = s.canaries
 		tok := c.authorize(t, browser, screenshotPath(t, "oauth-consent"))
 
 		// The token reads a document.
@@ -289,6 +297,8 @@ func TestOAuthBrowserFlow(t *testing.T) {
 		if status != http.StatusOK || rotated["refresh_token"] == tok.RefreshToken {
 			t.Fatalf("refresh: %d %v", status, rotated)
 		}
+		c.canaries.Add("a rotated OAuth access token", rotated["access_token"].(string))
+		c.canaries.Add("a rotated OAuth refresh token", rotated["refresh_token"].(string))
 		if st := c.mcpStatus(t, rotated["access_token"].(string)); st != http.StatusOK {
 			t.Fatalf("MCP call with the rotated token: %d", st)
 		}

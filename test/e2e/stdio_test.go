@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,21 +18,55 @@ import (
 )
 
 // stdioSession starts `agent-gateway stdio` with env and connects the SDK
-// client over its stdin/stdout.
+// client over its stdin/stdout. The process's log (stderr) is scanned at
+// the end for its own credentials (AGENT_GATEWAY_FORGEJO_TOKEN or
+// _PASSWORD in env): over stdio they are canaries too.
 func stdioSession(t *testing.T, env ...string) *mcp.ClientSession {
 	t.Helper()
 	cmd := exec.Command(gatewaytest.Binary(t), "stdio")
 	cmd.Env = append(os.Environ(), append([]string{"AGENT_GATEWAY_DATA_DIR=" + t.TempDir()}, env...)...)
-	cmd.Stderr = os.Stderr
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
+	canaries := &gatewaytest.Canaries{}
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasSuffix(k, "_TOKEN") || strings.HasSuffix(k, "_PASSWORD") {
+			canaries.Add("the stdio process's own credential "+k, v)
+		}
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, logs.String())
 	}
-	t.Cleanup(func() { _ = s.Close() })
+	t.Cleanup(func() {
+		_ = s.Close()
+		canaries.Check(t, "the stdio process's log", logs.String())
+		if t.Failed() {
+			t.Logf("stdio process log:\n%s", logs.String())
+		}
+	})
 	return s
+}
+
+// lockedBuffer is a bytes.Buffer safe for a process's writes and the
+// test's reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestStdioMode drives the Forgejo catalog over stdio, with and without
@@ -66,6 +103,9 @@ func TestStdioMode(t *testing.T) {
 			out, isErr := callTool(t, s, "get_pull_request", map[string]any{"owner": d.Owner, "repo": d.PublicRepo, "index": d.ClosedPull})
 			if isErr || out["state"] != "closed" || out["merged"] != true {
 				t.Fatalf("get_pull_request over stdio = %v", out)
+			}
+			if strings.Contains(mustJSON(t, out), d.ReaderToken) {
+				t.Fatal("the process token appears in a tool result")
 			}
 			for _, r := range emu.Requests() {
 				if r.Header.Get("Authorization") != "" {

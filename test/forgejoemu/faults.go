@@ -2,6 +2,8 @@ package forgejoemu
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -38,11 +40,19 @@ const (
 	// FaultChunked drops Content-Length and sends the body with chunked
 	// transfer encoding, in chunks of Fault.ChunkBytes (default 1024).
 	FaultChunked
-	// FaultHeaders serves normally but applies Fault.Header to the answer.
+	// FaultHeaders serves normally but applies Fault.Header to the answer
+	// (a thousand Via values, say: Header{"Via": …}).
 	FaultHeaders
+	// FaultExtraBytes serves the answer with its exact Content-Length, then
+	// sends Fault.Body on the same connection as if it were more of it, and
+	// closes the connection.
+	FaultExtraBytes
+	// FaultEndlessHeaders answers with a status line and then header lines
+	// for as long as the client reads them, without running the route.
+	FaultEndlessHeaders
 )
 
-var faultNames = [...]string{"none", "redirect", "gzip", "slow", "slow-body", "reset", "status", "chunked", "headers"}
+var faultNames = [...]string{"none", "redirect", "gzip", "slow", "slow-body", "reset", "status", "chunked", "headers", "extra-bytes", "endless-headers"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -61,7 +71,8 @@ type Fault struct {
 	Delay time.Duration
 	// Status is FaultStatus's status code; default 500.
 	Status int
-	// Body replaces FaultStatus's JSON error body.
+	// Body replaces FaultStatus's JSON error body; for FaultExtraBytes it
+	// is what follows the answer.
 	Body []byte
 	// Location is FaultRedirect's target.
 	Location string
@@ -165,11 +176,63 @@ func (e *Emulator) applyFaults(next http.Handler) http.Handler {
 			if !e.sleep(r.Context(), f.Delay) {
 				return
 			}
+		case FaultEndlessHeaders:
+			e.endlessHeaders(w)
+			return
 		}
 		fw := newFaultWriter(e, w, r, f)
 		next.ServeHTTP(fw, r)
 		fw.finish()
+		if f.Kind == FaultExtraBytes {
+			e.sendExtra(w, f.Body)
+		}
 	})
+}
+
+// sendExtra writes extra after a complete answer, on the raw connection
+// (net/http would refuse bytes past Content-Length), then closes it.
+func (e *Emulator) sendExtra(w http.ResponseWriter, extra []byte) {
+	rc := http.NewResponseController(w)
+	// Hijack flushes only what reached the connection's buffer, not the
+	// response's own: flush first, or the answer's tail would be lost.
+	if err := rc.Flush(); err != nil {
+		e.logf("forgejoemu: extra-bytes fault: flush: %v", err)
+		return
+	}
+	conn, bufrw, err := rc.Hijack()
+	if err != nil {
+		e.logf("forgejoemu: extra-bytes fault: hijack: %v", err)
+		return
+	}
+	defer conn.Close()
+	_ = bufrw.Flush()
+	_, _ = conn.Write(extra)
+	// Give the client time to read the surplus as part of this exchange.
+	e.sleep(context.Background(), 200*time.Millisecond)
+}
+
+// endlessHeaders sends a status line and header lines until the client
+// stops reading or the emulator closes.
+func (e *Emulator) endlessHeaders(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		e.logf("forgejoemu: endless-headers fault: hijack: %v", err)
+		return
+	}
+	defer conn.Close()
+	_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json;charset=utf-8\r\n")
+	line := "X-Padding-%d: " + strings.Repeat("a", 1000) + "\r\n"
+	for i := 0; ; i++ {
+		select {
+		case <-e.done:
+			return
+		default:
+		}
+		_ = conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := fmt.Fprintf(conn, line, i); err != nil {
+			return
+		}
+	}
 }
 
 // sleep waits d unless the request or the emulator ends first.

@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -210,4 +212,61 @@ func TestSlowFaultEndsWithClose(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("Close took %v", time.Since(start))
 	}
+}
+
+// rawExchange sends one GET over a fresh connection and returns everything
+// the emulator sent until it closed the connection (or 64 KiB + 1 for an
+// endless answer).
+func rawExchange(t *testing.T, e *Emulator, path string) []byte {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(io.LimitReader(conn, 64<<10+1))
+	return b
+}
+
+// TestHostileFaults: the byte-level faults of the hostile-upstream tests
+// send what they promise on the wire.
+func TestHostileFaults(t *testing.T) {
+	t.Parallel()
+	e := lightEmu(t)
+	normal := get(t, e, repoPath, "").body
+	t.Run("extra bytes", func(t *testing.T) {
+		e.SetFault(repoPath, Fault{Kind: FaultExtraBytes, Body: []byte("SURPLUS"), Times: 1})
+		raw := rawExchange(t, e, repoPath)
+		if !bytes.HasSuffix(raw, append(append([]byte(nil), normal...), "SURPLUS"...)) ||
+			!bytes.Contains(raw, []byte("Content-Length: "+strconv.Itoa(len(normal))+"\r\n")) {
+			t.Fatalf("wire: %q", raw)
+		}
+	})
+	t.Run("endless headers", func(t *testing.T) {
+		e.SetFault(repoPath, Fault{Kind: FaultEndlessHeaders, Times: 1})
+		raw := rawExchange(t, e, repoPath)
+		if len(raw) <= 64<<10 || bytes.Contains(raw, []byte("\r\n\r\n")) || !bytes.HasPrefix(raw, []byte("HTTP/1.1 200 OK\r\n")) {
+			t.Fatalf("%d bytes, head ended: %v", len(raw), bytes.Contains(raw, []byte("\r\n\r\n")))
+		}
+	})
+	t.Run("a thousand Via headers", func(t *testing.T) {
+		via := make([]string, 1000)
+		for i := range via {
+			via[i] = "1.1 proxy-" + strconv.Itoa(i)
+		}
+		e.SetFault(repoPath, Fault{Kind: FaultHeaders, Header: http.Header{"Via": via}, Times: 1})
+		resp, err := plainClient().Get(e.URL() + repoPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if len(resp.Header.Values("Via")) != 1000 || !bytes.Equal(body, normal) {
+			t.Fatalf("%d Via values", len(resp.Header.Values("Via")))
+		}
+	})
 }

@@ -83,16 +83,22 @@ type Options struct {
 	// Args follow the subcommand ("serve" unless Command is set).
 	Command string
 	Args    []string
+	// Canaries, when set, are scanned for in the process's logs, the MCP
+	// responses its Connect sessions received and its /metrics when the
+	// test ends (see Canaries).
+	Canaries *Canaries
 }
 
 // Process is a running gateway.
 type Process struct {
-	URL     string
-	DataDir string
-	cmd     *exec.Cmd
-	logs    *syncBuffer
-	done    chan struct{}
-	waitErr error
+	URL       string
+	DataDir   string
+	cmd       *exec.Cmd
+	logs      *syncBuffer
+	responses *syncBuffer // response bodies of Connect sessions and Record
+	canaries  *Canaries
+	done      chan struct{}
+	waitErr   error
 }
 
 // Start runs the gateway and waits for /healthz. The process is stopped
@@ -102,7 +108,8 @@ func Start(t testing.TB, o Options) *Process {
 	t.Helper()
 	bin := Binary(t)
 	addr := FreeAddr(t)
-	p := &Process{URL: "http://" + addr, DataDir: t.TempDir(), logs: &syncBuffer{}, done: make(chan struct{})}
+	p := &Process{URL: "http://" + addr, DataDir: t.TempDir(), logs: &syncBuffer{}, responses: &syncBuffer{},
+		canaries: o.Canaries, done: make(chan struct{})}
 	env := map[string]string{
 		"AGENT_GATEWAY_LISTEN":   addr,
 		"AGENT_GATEWAY_DATA_DIR": p.DataDir,
@@ -110,6 +117,7 @@ func Start(t testing.TB, o Options) *Process {
 	for k, v := range o.Env {
 		env[k] = v
 	}
+	p.DataDir = env["AGENT_GATEWAY_DATA_DIR"] // the caller's, when it chose one
 	cmdName := o.Command
 	if cmdName == "" {
 		cmdName = "serve"
@@ -123,7 +131,14 @@ func Start(t testing.TB, o Options) *Process {
 	}
 	go func() { p.waitErr = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
+		var metrics string
+		if p.canaries != nil {
+			metrics = p.scrapeMetrics()
+		}
 		p.Stop()
+		if p.canaries != nil {
+			p.scan(t, metrics)
+		}
 		if strings.Contains(p.logs.String(), "WARNING: DATA RACE") {
 			t.Errorf("data race in the gateway process:\n%s", p.logs.String())
 		}
@@ -216,13 +231,18 @@ func FreeAddr(t testing.TB) string {
 // transport.
 func (p *Process) Connect(t testing.TB, path, bearer string) *mcp.ClientSession {
 	t.Helper()
-	return ConnectURL(t, p.URL+path, bearer)
+	return connect(t, p.URL+path, bearer, &recordingTransport{base: http.DefaultTransport, into: p.responses})
 }
 
 // ConnectURL is Connect for any endpoint URL.
 func ConnectURL(t testing.TB, endpoint, bearer string) *mcp.ClientSession {
 	t.Helper()
-	hc := &http.Client{Transport: &bearerTransport{token: bearer, base: http.DefaultTransport}}
+	return connect(t, endpoint, bearer, http.DefaultTransport)
+}
+
+func connect(t testing.TB, endpoint, bearer string, base http.RoundTripper) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: &bearerTransport{token: bearer, base: base}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "gatewaytest", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -73,6 +74,14 @@ func (e *Emulator) checkJWT(raw string) error {
 	return nil
 }
 
+// TokenPrefix starts every installation token the emulator mints: GitHub's
+// shape (ghs_…), marked as a canary, so that a scan of the gateway's
+// outputs finds any minted token without knowing it (MintedTokenPattern).
+const TokenPrefix = "ghs_CANARY"
+
+// MintedTokenPattern matches any installation token the emulator mints.
+var MintedTokenPattern = regexp.MustCompile(`ghs_CANARY[A-Z2-7]{20,}`)
+
 // serveToken is POST /app/installations/{id}/access_tokens.
 func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
@@ -94,7 +103,7 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	if e.opts.TokenDelay > 0 {
 		time.Sleep(e.opts.TokenDelay)
 	}
-	secret := "ghs_" + rand.Text() + rand.Text()[:10]
+	secret := TokenPrefix + rand.Text() + rand.Text()[:10]
 	expires := e.opts.Now().Add(e.opts.TokenTTL).UTC().Truncate(time.Second)
 	e.mu.Lock()
 	e.tokens[secret] = issuedToken{installation: id, expires: expires}

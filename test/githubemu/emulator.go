@@ -45,6 +45,7 @@ type Emulator struct {
 	ln     net.Listener
 	srv    *http.Server
 	served chan struct{}
+	done   chan struct{} // closed by Close: ends hijacked fault connections
 
 	closeOnce sync.Once
 	closeErr  error
@@ -83,7 +84,7 @@ func Start(opts Options) (*Emulator, error) {
 		opts.Now = time.Now
 	}
 	e := &Emulator{
-		opts: opts, served: make(chan struct{}),
+		opts: opts, served: make(chan struct{}), done: make(chan struct{}),
 		installations: map[int64]map[string]bool{}, tokens: map[string]issuedToken{},
 		faults: map[Route]*faultEntry{},
 	}
@@ -138,6 +139,7 @@ func (e *Emulator) URL() string { return e.origin }
 func (e *Emulator) Close() error {
 	e.closeOnce.Do(func() {
 		e.releaseHolds()
+		close(e.done)
 		err := e.srv.Close()
 		<-e.served
 		if e.ownDir {
@@ -187,7 +189,7 @@ func (e *Emulator) handler() http.Handler {
 		e.logf("githubemu: %s %s", r.Method, r.URL.EscapedPath())
 		e.waitHold(r)
 		if f, ok := e.takeFault(route); ok {
-			e.serveFault(w, r, f)
+			e.serveFault(w, r, f, mux)
 			return
 		}
 		if route == RouteOther {

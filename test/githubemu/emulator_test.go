@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -292,5 +293,51 @@ func TestFaults(t *testing.T) {
 	}
 	if n := e.ContentsRequests(); n != 6 {
 		t.Fatalf("contents requests %d, want 6", n)
+	}
+}
+
+// TestHostileFaults: the byte-level faults of the hostile-upstream tests
+// send what they promise on the wire.
+func TestHostileFaults(t *testing.T) {
+	e, d := start(t)
+	tok := mint(t, e, 77)
+	path := "/repos/octo/docs/contents/" + d.Readme + "?ref=" + d.Commit
+	_, normal := do(t, "GET", e.URL()+path, "Bearer "+tok, "")
+	raw := func(t *testing.T) []byte {
+		t.Helper()
+		conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL(), "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+		_, _ = io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+tok+"\r\n\r\n")
+		b, _ := io.ReadAll(io.LimitReader(conn, 64<<10+1))
+		return b
+	}
+	e.SetFault(RouteContents, Fault{Kind: FaultExtraBytes, Body: []byte("SURPLUS"), Times: 1})
+	if b := raw(t); !bytes.HasSuffix(b, append(append([]byte(nil), normal...), "SURPLUS"...)) {
+		t.Fatalf("extra bytes: %q", b)
+	}
+	e.SetFault(RouteContents, Fault{Kind: FaultEndlessHeaders, Times: 1})
+	if b := raw(t); len(b) <= 64<<10 || bytes.Contains(b, []byte("\r\n\r\n")) {
+		t.Fatalf("endless headers: %d bytes", len(b))
+	}
+	e.SetFault(RouteContents, Fault{Kind: FaultStallBody, Times: 1})
+	if b := raw(t); !bytes.HasSuffix(b, normal[:len(normal)/2]) {
+		t.Fatalf("stall: %q", b)
+	}
+	e.SetFault(RouteContents, Fault{Kind: FaultReset, Times: 1})
+	if b := raw(t); bytes.HasSuffix(b, normal) {
+		t.Fatalf("reset sent the whole body")
+	}
+	via := make([]string, 1000)
+	for i := range via {
+		via[i] = "1.1 proxy-" + strconv.Itoa(i)
+	}
+	e.SetFault(RouteContents, Fault{Kind: FaultHeaders, Header: http.Header{"Via": via}, Times: 1})
+	resp, body := do(t, "GET", e.URL()+path, "Bearer "+tok, "")
+	if len(resp.Header.Values("Via")) != 1000 || !bytes.Equal(body, normal) {
+		t.Fatalf("Via: %d values", len(resp.Header.Values("Via")))
 	}
 }

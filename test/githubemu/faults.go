@@ -5,9 +5,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // HugeBodyBytes is the size of FaultHugeBody's answer: one byte over the
@@ -40,6 +44,22 @@ const (
 	FaultMalformedJSON
 	// FaultGzip answers 200 with a gzip body and Content-Encoding: gzip.
 	FaultGzip
+	// FaultHeaders serves the route normally with Fault.Header added to its
+	// answer (a thousand Via values, say).
+	FaultHeaders
+	// FaultExtraBytes serves the route's answer with its exact
+	// Content-Length, then sends Fault.Body on the same connection, and
+	// closes it.
+	FaultExtraBytes
+	// FaultEndlessHeaders answers with a status line and then header lines
+	// for as long as the client reads them.
+	FaultEndlessHeaders
+	// FaultStallBody sends the route's headers and half its body, then
+	// nothing more until the client gives up.
+	FaultStallBody
+	// FaultReset sends the route's headers and half its body, then resets
+	// the connection (TCP RST).
+	FaultReset
 )
 
 // Fault is a misbehaviour of one route.
@@ -108,8 +128,13 @@ func hugeBody(size int) []byte {
 	return b
 }
 
-func (e *Emulator) serveFault(w http.ResponseWriter, r *http.Request, f Fault) {
+func (e *Emulator) serveFault(w http.ResponseWriter, r *http.Request, f Fault, route http.Handler) {
 	e.logf("githubemu: fault %d on %s %s", f.Kind, r.Method, r.URL.Path)
+	switch f.Kind {
+	case FaultHeaders, FaultExtraBytes, FaultEndlessHeaders, FaultStallBody, FaultReset:
+		e.serveRawFault(w, r, f, route)
+		return
+	}
 	for k, vs := range f.Header {
 		w.Header()[k] = vs
 	}
@@ -189,6 +214,76 @@ func (e *Emulator) serveFault(w http.ResponseWriter, r *http.Request, f Fault) {
 	default:
 		writeMessage(w, http.StatusInternalServerError, "unknown fault")
 	}
+}
+
+// serveRawFault runs the route into a recorder and sends its answer over
+// the raw connection the way the fault wants it.
+func (e *Emulator) serveRawFault(w http.ResponseWriter, r *http.Request, f Fault, route http.Handler) {
+	rec := httptest.NewRecorder()
+	if f.Kind != FaultEndlessHeaders {
+		route.ServeHTTP(rec, r)
+	}
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-e.done:
+			conn.Close()
+		case <-stop:
+		}
+	}()
+	if f.Kind == FaultEndlessHeaders {
+		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\n")
+		line := "X-Padding-%d: " + strings.Repeat("a", 1000) + "\r\n"
+		for i := 0; ; i++ {
+			if _, err := fmt.Fprintf(buf, line, i); err != nil || buf.Flush() != nil {
+				return
+			}
+		}
+	}
+	res := rec.Result()
+	body := rec.Body.Bytes()
+	var h strings.Builder
+	fmt.Fprintf(&h, "HTTP/1.1 %d %s\r\n", res.StatusCode, http.StatusText(res.StatusCode))
+	res.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	for k, vs := range f.Header {
+		if f.Kind == FaultHeaders {
+			res.Header[k] = append(res.Header[k], vs...)
+		}
+	}
+	_ = res.Header.Write(&h)
+	h.WriteString("\r\n")
+	_, _ = buf.WriteString(h.String())
+	switch f.Kind {
+	case FaultHeaders:
+		_, _ = buf.Write(body)
+	case FaultExtraBytes:
+		_, _ = buf.Write(body)
+		_, _ = buf.Write(f.Body)
+		_ = buf.Flush()
+		// Let the client read the surplus as part of this exchange.
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-e.done:
+		}
+	case FaultStallBody:
+		_, _ = buf.Write(body[:len(body)/2])
+		_ = buf.Flush()
+		_, _ = io.Copy(io.Discard, conn) // until the client gives up
+	case FaultReset:
+		_, _ = buf.Write(body[:len(body)/2])
+		_ = buf.Flush()
+		time.Sleep(20 * time.Millisecond)
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+	}
+	_ = buf.Flush()
 }
 
 // writeRaw writes a response whose Content-Length lies about its body.

@@ -40,8 +40,9 @@ func (c *Client) Origin() *url.URL { return c.up.Origin() }
 func (c *Client) Upstream() *upstream.Client { return c.up }
 
 // getJSON performs one anonymous GET and decodes a JSON body into dst. It is
-// the single path of every anonymous read: status mapping, media type check
-// and body bound happen here. No Authorization header is ever set.
+// the single path of every anonymous read: status mapping, media type check,
+// body bound and the strict JSON checks of checkNativeJSON happen here. No
+// Authorization header is ever set.
 func (c *Client) getJSON(ctx context.Context, query url.Values, dst any, segments ...string) (http.Header, error) {
 	req, err := c.up.NewRequest(ctx, http.MethodGet, query, nil, segments...)
 	if err != nil {
@@ -62,6 +63,12 @@ func (c *Client) getJSON(ctx context.Context, query url.Values, dst any, segment
 	body, err := upstream.ReadBounded(resp.Body, MaxJSONBody)
 	if err != nil {
 		return nil, TransportError(err)
+	}
+	// The same strictness as the grant answers: encoding/json alone would
+	// take the last of repeated members, match names without regard to
+	// case, accept nesting up to 10,000 levels and replace lone surrogates.
+	if err := checkNativeJSON(body); err != nil {
+		return nil, toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's answer was refused: %s", err.Error())
 	}
 	if err := json.Unmarshal(body, dst); err != nil {
 		return nil, toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo answered with malformed JSON")

@@ -1,6 +1,7 @@
 package forgejo
 
 import (
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,7 +13,9 @@ import (
 // one well-formed link: rel="next" means more, its absence means none.
 // Otherwise (no Link header, or one that cannot be parsed) X-Total-Count
 // decides, counting the requested width. Link URLs are parsed for their rel
-// only and never followed.
+// only and never followed. The page is the caller's (any positive int64):
+// the last representable page has no next one, whatever Core says, and the
+// arithmetic never wraps around.
 func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
 	p := &Page[T]{Items: items, Page: page}
 	if total, ok := totalCount(h); ok {
@@ -21,13 +24,27 @@ func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
 	if rels, ok := linkRels(h); ok {
 		p.HasMore = rels["next"]
 	} else if p.Total != nil {
-		p.HasMore = len(items) > 0 && (page-1)*PageWidth+int64(len(items)) < *p.Total
+		seen, ok := itemsThrough(page, len(items))
+		p.HasMore = ok && len(items) > 0 && seen < *p.Total
+	}
+	if page == math.MaxInt64 {
+		p.HasMore = false
 	}
 	if p.HasMore {
 		next := page + 1
 		p.NextPage = &next
 	}
 	return p
+}
+
+// itemsThrough is how many items the pages up to and including page hold
+// at the requested width, (page-1)*PageWidth+n; ok is false when that
+// exceeds int64 (no total can be that large).
+func itemsThrough(page int64, n int) (int64, bool) {
+	if page < 1 || page-1 > (math.MaxInt64-int64(n))/PageWidth {
+		return 0, false
+	}
+	return (page-1)*PageWidth + int64(n), true
 }
 
 func totalCount(h http.Header) (int64, bool) {

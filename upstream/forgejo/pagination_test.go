@@ -1,6 +1,7 @@
 package forgejo
 
 import (
+	"math"
 	"net/http"
 	"testing"
 )
@@ -49,6 +50,13 @@ func TestNewPage(t *testing.T) {
 		{"total not a number ignored", n(30), 1, nil, []string{"31abc"}, false, -1},
 		{"total overflow ignored", n(30), 1, nil, []string{"99999999999999999999"}, false, -1},
 		{"two totals ignored", n(30), 1, nil, []string{"31", "31"}, false, -1},
+		// The caller picks the page (any positive int64): the last
+		// representable page has no next one, and nothing wraps around
+		// (FuzzLinkHeader found next_page -9223372036854775808 here).
+		{"Link next on the last int64 page", n(30), math.MaxInt64, []string{`<` + base + `?page=2>; rel="next"`}, nil, false, -1},
+		{"total on the last int64 page", n(30), math.MaxInt64, nil, []string{"9223372036854775807"}, false, math.MaxInt64},
+		{"total where the items seen overflow", n(30), math.MaxInt64 / 10, nil, []string{"9223372036854775807"}, false, math.MaxInt64},
+		{"Link next on the page before the last", n(30), math.MaxInt64 - 1, []string{`<` + base + `?page=2>; rel="next"`}, nil, true, -1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

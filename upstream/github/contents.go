@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
@@ -176,6 +178,72 @@ type contentsObject struct {
 	Entries  json.RawMessage `json:"entries"`
 }
 
+// maxContentsDepth bounds the nesting of a Contents (or token) answer;
+// GitHub's nest four levels (a directory's entries and their _links).
+const maxContentsDepth = 32
+
+// jsonDepth is the deepest nesting of arrays and objects in JSON text.
+func jsonDepth(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+			deepest = max(deepest, depth)
+		case ']', '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// contentsMembers are the JSON names of contentsObject's fields.
+var contentsMembers = []string{"type", "path", "size", "sha", "encoding", "content", "entries"}
+
+// unambiguousMembers reports whether a Contents object's top-level members
+// read the same to encoding/json as to an exact reader. encoding/json
+// matches member names to fields without regard to case (folding the
+// Kelvin sign and long s too) and keeps the last of repeated members, so
+// {"path":"a.md","PATH":"b.md"} would pass the path check as b.md while
+// any other reader sees a.md (FuzzContentsJSON, seed
+// hostile-case-folded-path). A member repeated under any spelling, or a
+// known member spelt in another case, is refused.
+func unambiguousMembers(obj []byte, known []string) bool {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		name, ok := tok.(string)
+		if err != nil || !ok {
+			return false
+		}
+		folded := strings.ToLower(strings.ToUpper(name))
+		if seen[folded] || (slices.Contains(known, folded) && name != folded) {
+			return false
+		}
+		seen[folded] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // kindNames are the object types a refusal may name; anything else is
 // reported as "other", so no upstream text reaches the caller.
 var kindNames = map[string]string{"dir": "directory", "symlink": "symlink", "submodule": "submodule"}
@@ -189,9 +257,15 @@ func parseFile(body []byte, wantPath string) (*File, error) {
 		}
 		return nil, toolerr.New(toolerr.NotRegularFile, "the path is a directory, not a regular file").With("type", "directory")
 	}
+	if jsonDepth(trimmed) > maxContentsDepth {
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer nests deeper than %d levels", maxContentsDepth)
+	}
 	var o contentsObject
 	if err := json.Unmarshal(trimmed, &o); err != nil {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer is malformed JSON")
+	}
+	if !unambiguousMembers(trimmed, contentsMembers) {
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer repeats a member or spells one in another case")
 	}
 	if o.Type != "file" || len(o.Entries) > 0 && string(o.Entries) != "null" {
 		kind, ok := kindNames[o.Type]
@@ -208,6 +282,11 @@ func parseFile(body []byte, wantPath string) (*File, error) {
 	}
 	if o.Path == nil || o.Size == nil || *o.Size < 0 || o.Encoding == nil {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer lacks path, size or encoding")
+	}
+	if *o.Path != wantPath && strings.IndexFunc(*o.Path, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }) >= 0 {
+		// No file has such a name (the path was checked when it was
+		// allowlisted): the answer is broken, not a symlink.
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer names a path with control characters")
 	}
 	if *o.Path != wantPath {
 		// GitHub answers a symlink to a file with the target file.

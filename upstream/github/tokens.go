@@ -1,6 +1,7 @@
 package github
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -8,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/singleflight"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
@@ -24,34 +23,45 @@ const RefreshBefore = 5 * time.Minute
 const maxTokenResponse = 64 << 10
 
 // mintTimeout bounds one mint, which runs detached from any one caller's
-// context so that a caller giving up does not fail the others waiting on it.
+// context so that a caller giving up does not fail the others waiting on
+// it; when every caller has given up, the mint is cancelled.
 const mintTimeout = 2 * time.Minute
 
 // Installations mints and caches installation tokens, one cache entry per
 // installation. Concurrent callers for the same installation share one mint
-// (singleflight), so a burst of calls on a cold cache mints once.
+// (one flight per installation), so a burst of calls on a cold cache mints
+// once.
 type Installations struct {
 	up  *upstream.Client
 	app *App // nil: no App configured, every call is provider_unconfigured
 	now func() time.Time
 
-	mu    sync.Mutex
-	cache map[int64]installationToken
-	group singleflight.Group
+	mu      sync.Mutex
+	cache   map[int64]installationToken
+	flights map[int64]*mintFlight
 
 	// observe, if set, is told "cache_hit", "minted" or "mint_failed" for
-	// every token request (metrics).
+	// every cache answer and every mint (metrics).
 	observe func(event string)
 }
 
-// Observe sets f to be told the outcome of every token request: "cache_hit",
-// "minted" or "mint_failed". Call it before use.
+// Observe sets f to be told "cache_hit" for every token served from the
+// cache and "minted" or "mint_failed" for every mint. Call it before use.
 func (s *Installations) Observe(f func(event string)) { s.observe = f }
 
 func (s *Installations) event(e string) {
 	if s.observe != nil {
 		s.observe(e)
 	}
+}
+
+// mintFlight is one mint in progress and the callers waiting on it.
+type mintFlight struct {
+	done    chan struct{} // closed when tok and err are set
+	tok     installationToken
+	err     error
+	waiters int                // guarded by Installations.mu
+	cancel  context.CancelFunc // stops the mint
 }
 
 // installationToken is one cached token. The secret is never logged: the
@@ -64,14 +74,18 @@ type installationToken struct {
 // NewInstallations returns a token source over the strict client bound to
 // the GitHub API origin. app may be nil when no App is configured.
 func NewInstallations(up *upstream.Client, app *App) *Installations {
-	return &Installations{up: up, app: app, now: time.Now, cache: map[int64]installationToken{}}
+	return &Installations{up: up, app: app, now: time.Now,
+		cache: map[int64]installationToken{}, flights: map[int64]*mintFlight{}}
 }
 
 // Configured reports whether an App (ID and key) is configured.
 func (s *Installations) Configured() bool { return s.app != nil }
 
 // Token returns a token for the installation with at least RefreshBefore
-// left, minting one if the cache has none.
+// left, minting one if the cache has none. A caller whose context ends
+// stops waiting at once; the mint goes on for the callers still waiting
+// and is cancelled when the last of them leaves, so a stalled or
+// slow-dripping token route holds no goroutine past its callers.
 func (s *Installations) Token(ctx context.Context, installationID int64) (string, error) {
 	if s.app == nil {
 		return "", toolerr.New(toolerr.ProviderUnconfigured, "no GitHub App is configured on this gateway (HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE)")
@@ -79,45 +93,65 @@ func (s *Installations) Token(ctx context.Context, installationID int64) (string
 	if installationID <= 0 {
 		return "", toolerr.New(toolerr.ProviderUnconfigured, "the repository has no GitHub App installation binding")
 	}
-	if tok, ok := s.cached(installationID); ok {
-		s.event("cache_hit")
-		return tok, nil
-	}
-	key := strconv.FormatInt(installationID, 10)
-	ch := s.group.DoChan(key, func() (any, error) {
-		// A caller that lost the race to an earlier mint finds its result here.
-		if tok, ok := s.cached(installationID); ok {
-			s.event("cache_hit")
-			return tok, nil
-		}
-		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mintTimeout)
-		defer cancel()
-		t, err := s.mint(mctx, installationID)
-		if err != nil {
-			s.event("mint_failed")
-			return "", err
-		}
-		s.event("minted")
-		s.mu.Lock()
-		s.cache[installationID] = t
+	s.mu.Lock()
+	if t, ok := s.cachedLocked(installationID); ok {
 		s.mu.Unlock()
-		return t.secret, nil
-	})
+		s.event("cache_hit")
+		return t, nil
+	}
+	f := s.flights[installationID]
+	if f == nil {
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mintTimeout)
+		f = &mintFlight{done: make(chan struct{}), cancel: cancel}
+		s.flights[installationID] = f
+		go s.fly(mctx, installationID, f)
+	}
+	f.waiters++
+	s.mu.Unlock()
 	select {
 	case <-ctx.Done():
-		return "", toolerr.Wrap(ctx.Err(), toolerr.ProviderUnavailable, "the call ended while an installation token was being minted")
-	case r := <-ch:
-		if r.Err != nil {
-			return "", r.Err
+		s.mu.Lock()
+		if f.waiters--; f.waiters == 0 {
+			f.cancel()
+			if s.flights[installationID] == f {
+				delete(s.flights, installationID) // a later caller starts afresh
+			}
 		}
-		return r.Val.(string), nil
+		s.mu.Unlock()
+		return "", toolerr.Wrap(ctx.Err(), toolerr.ProviderUnavailable, "the call ended while an installation token was being minted")
+	case <-f.done:
+		if f.err != nil {
+			return "", f.err
+		}
+		return f.tok.secret, nil
 	}
 }
 
-// cached returns the installation's token if it has RefreshBefore left.
-func (s *Installations) cached(installationID int64) (string, bool) {
+// fly runs one mint and publishes its outcome to the flight's callers and,
+// on success, to the cache.
+func (s *Installations) fly(ctx context.Context, installationID int64, f *mintFlight) {
+	defer f.cancel()
+	t, err := s.mint(ctx, installationID)
+	if err != nil {
+		s.event("mint_failed")
+	} else {
+		s.event("minted")
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	if err == nil {
+		s.cache[installationID] = t
+	}
+	if s.flights[installationID] == f {
+		delete(s.flights, installationID)
+	}
+	f.tok, f.err = t, err
+	s.mu.Unlock()
+	close(f.done)
+}
+
+// cachedLocked returns the installation's token if it has RefreshBefore
+// left; s.mu is held.
+func (s *Installations) cachedLocked(installationID int64) (string, bool) {
 	t, ok := s.cache[installationID]
 	if !ok || t.expires.Sub(s.now()) < RefreshBefore {
 		return "", false
@@ -165,6 +199,13 @@ func (s *Installations) mint(ctx context.Context, installationID int64) (install
 	if err != nil {
 		return installationToken{}, transportError(err)
 	}
+	return parseTokenAnswer(body, s.now())
+}
+
+// parseTokenAnswer reads the token route's 201 answer: a usable token
+// (no length assumed; printable ASCII without spaces, so it can only ever
+// be one header value) and an expiry in the future.
+func parseTokenAnswer(body []byte, now time.Time) (installationToken, error) {
 	var out struct {
 		Token     string `json:"token"`
 		ExpiresAt string `json:"expires_at"`
@@ -172,12 +213,15 @@ func (s *Installations) mint(ctx context.Context, installationID int64) (install
 	if err := json.Unmarshal(body, &out); err != nil {
 		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer is malformed JSON")
 	}
+	if jsonDepth(body) > maxContentsDepth || !unambiguousMembers(bytes.TrimSpace(body), []string{"token", "expires_at"}) {
+		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer nests too deep or repeats a member")
+	}
 	expires, err := time.Parse(time.RFC3339, out.ExpiresAt)
 	switch {
 	// No length is assumed; the token only has to be a usable header value.
 	case out.Token == "" || len(out.Token) > 4096 || strings.IndexFunc(out.Token, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0:
 		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer has no usable token")
-	case err != nil || !expires.After(s.now()):
+	case err != nil || !expires.After(now):
 		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer has no usable expires_at")
 	}
 	return installationToken{secret: out.Token, expires: expires}, nil
