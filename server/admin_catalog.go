@@ -166,11 +166,7 @@ func adminListInstructionSources(fs *flag.FlagSet) func(context.Context, *adminR
 		if err != nil {
 			return err
 		}
-		var recs [][]field
-		for _, s := range ss {
-			recs = append(recs, instructionSourceFields(s))
-		}
-		return a.printList(recs)
+		return a.printList(records(ss, instructionSourceFields))
 	}
 }
 

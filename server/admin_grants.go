@@ -1,0 +1,157 @@
+package server
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/store"
+)
+
+// Admin commands for credentials: OAuth grants and their access tokens, and
+// legacy project tokens (memory/task only). Secrets are printed once.
+
+func adminIssueLegacyToken(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+	project := fs.String("project-id", "", "project ID")
+	perms := fs.String("permissions", "", "comma-separated: memory, task")
+	return func(ctx context.Context, a *adminRun) error {
+		if err := required(map[string]*string{"project-id": project, "permissions": perms}); err != nil {
+			return err
+		}
+		if _, err := a.project(ctx, *project); err != nil {
+			return err
+		}
+		t, err := a.st.IssueLegacyToken(ctx, *project, splitList(*perms))
+		if err != nil {
+			return err
+		}
+		return a.print(field{"token_id", t.ID}, field{"project_id", t.ProjectID}, field{"permissions", t.Permissions},
+			field{"created_at", t.CreatedAt}, field{"token", t.Secret})
+	}
+}
+
+func adminRevokeLegacyToken(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+	project := fs.String("project-id", "", "project ID")
+	id := fs.String("token-id", "", "token ID (ltk_…)")
+	return func(ctx context.Context, a *adminRun) error {
+		if err := required(map[string]*string{"project-id": project, "token-id": id}); err != nil {
+			return err
+		}
+		t, err := a.st.RevokeLegacyToken(ctx, *project, *id)
+		if err != nil {
+			return err
+		}
+		return a.print(field{"token_id", t.ID}, field{"project_id", t.ProjectID}, field{"permissions", t.Permissions}, field{"revoked_at", t.RevokedAt})
+	}
+}
+
+// knownScopes are the scopes the gateway itself checks; others are stored
+// (a grant is a consent record) but give no access here.
+var knownScopes = map[string]bool{"documents:read": true}
+
+// defaultAdminTokenTTL is the lifetime of an access token the CLI prints:
+// short, like every gateway access token; issue-access-token makes more.
+const defaultAdminTokenTTL = time.Hour
+
+func grantFields(g store.Grant) []field {
+	return []field{
+		{"grant_id", g.ID}, {"project_id", g.ProjectID}, {"subject", g.Subject}, {"client_id", g.ClientID},
+		{"scopes", g.Scopes}, {"created_at", g.CreatedAt}, {"revoked_at", g.RevokedAt},
+	}
+}
+
+func adminCreateGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+	project := fs.String("project-id", "", "project ID")
+	subject := fs.String("subject", "", "OIDC subject, a member of the project (admin add-member)")
+	scopes := fs.String("scopes", "", "comma- or space-separated scopes, e.g. documents:read")
+	client := fs.String("client-id", "admin-cli", "client the grant is for")
+	ttl := fs.Duration("token-ttl", defaultAdminTokenTTL, "lifetime of the printed access token")
+	return func(ctx context.Context, a *adminRun) error {
+		if err := required(map[string]*string{"project-id": project, "subject": subject, "scopes": scopes}); err != nil {
+			return err
+		}
+		if *ttl <= 0 {
+			return &UsageError{Msg: "--token-ttl must be positive"}
+		}
+		list := strings.Fields(strings.ReplaceAll(*scopes, ",", " "))
+		if _, err := a.project(ctx, *project); err != nil {
+			return err
+		}
+		if ok, err := a.st.IsMember(ctx, *project, *subject); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("subject %q is not a member of project %q (add it with admin add-member)", *subject, *project)
+		}
+		g, err := a.st.CreateGrant(ctx, *project, *subject, *client, list)
+		if err != nil {
+			return err
+		}
+		tok, err := a.st.IssueAccessToken(ctx, g.ID, *ttl)
+		if err != nil {
+			return err
+		}
+		var unknown []string
+		for _, s := range g.Scopes {
+			if !knownScopes[s] {
+				unknown = append(unknown, s)
+			}
+		}
+		fields := append(grantFields(g), field{"access_token", tok.Secret}, field{"expires_at", tok.ExpiresAt})
+		if len(unknown) > 0 {
+			fields = append(fields, field{"note", "scopes not checked by this gateway: " + strings.Join(unknown, " ")})
+		}
+		return a.print(fields...)
+	}
+}
+
+func adminIssueAccessToken(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+	grant := fs.String("grant-id", "", "grant ID (grt_…)")
+	ttl := fs.Duration("token-ttl", defaultAdminTokenTTL, "lifetime of the access token")
+	return func(ctx context.Context, a *adminRun) error {
+		if err := required(map[string]*string{"grant-id": grant}); err != nil {
+			return err
+		}
+		if *ttl <= 0 {
+			return &UsageError{Msg: "--token-ttl must be positive"}
+		}
+		tok, err := a.st.IssueAccessToken(ctx, *grant, *ttl)
+		if err != nil {
+			return err
+		}
+		return a.print(field{"grant_id", tok.GrantID}, field{"access_token", tok.Secret}, field{"expires_at", tok.ExpiresAt})
+	}
+}
+
+func adminListGrants(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+	project := fs.String("project-id", "", "project ID")
+	all := fs.Bool("include-revoked", false, "include revoked grants")
+	return func(ctx context.Context, a *adminRun) error {
+		if err := required(map[string]*string{"project-id": project}); err != nil {
+			return err
+		}
+		if _, err := a.project(ctx, *project); err != nil {
+			return err
+		}
+		gs, err := a.st.ListGrants(ctx, *project, *all)
+		if err != nil {
+			return err
+		}
+		return a.printList(records(gs, grantFields))
+	}
+}
+
+func adminRevokeGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+	grant := fs.String("grant-id", "", "grant ID (grt_…)")
+	return func(ctx context.Context, a *adminRun) error {
+		if err := required(map[string]*string{"grant-id": grant}); err != nil {
+			return err
+		}
+		g, err := a.st.RevokeGrant(ctx, *grant)
+		if err != nil {
+			return err
+		}
+		return a.print(grantFields(g)...)
+	}
+}

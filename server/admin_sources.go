@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/agent-gateway/agent-gateway/store"
+)
+
+// Admin commands that allowlist documents: a project's document sources,
+// pinned to a commit or tracking a branch.
+
+func sourceFields(s store.DocumentSource) []field {
+	return []field{
+		{"source_id", s.ID}, {"project_id", s.ProjectID}, {"repository_id", s.Repository.ID},
+		{"github_owner", s.Repository.Owner}, {"github_repository", s.Repository.Name},
+		{"document_role", s.Role}, {"path", s.Path},
+		{"commit_sha", optString(s.CommitSHA)}, {"tracking_ref", optString(s.TrackingRef)},
+		{"fragment_limit", s.FragmentLimit}, {"created_at", s.CreatedAt}, {"revoked_at", s.RevokedAt},
+		{"active", s.Active()},
+	}
+}
+
+// adminAddDocumentSource takes the flags of seed 002's
+// `heyaira-admin add-document-source`, plus --track and --fragment-limit.
+func adminAddDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+	project := fs.String("project-id", "", "project ID")
+	owner := fs.String("github-owner", "", "GitHub owner of a linked repository")
+	repo := fs.String("github-repository", "", "GitHub repository name of a linked repository")
+	role := fs.String("document-role", "", "document role, e.g. runtime or instruction")
+	path := fs.String("path", "", "repository path of the document, e.g. docs/CONTINUITY_PROTOCOL.md")
+	commit := fs.String("commit-sha", "", "the full 40-character commit SHA to pin")
+	track := fs.String("track", "", "a branch to track instead of a commit (resolved at workflow dispatch)")
+	limit := fs.Int("fragment-limit", store.MaxFragmentLimit, "largest fragment in bytes (1 to 65536)")
+	return func(ctx context.Context, a *adminRun) error {
+		if err := required(map[string]*string{"project-id": project, "github-owner": owner, "github-repository": repo, "document-role": role, "path": path}); err != nil {
+			return err
+		}
+		sha := strings.ToLower(*commit)
+		switch {
+		case sha != "" && *track != "":
+			return &UsageError{Msg: "give --commit-sha or --track, not both"}
+		case sha == "" && *track == "":
+			return &UsageError{Msg: "give --commit-sha <40-character SHA> (or --track <branch>)"}
+		case sha != "":
+			if err := store.ValidateCommitSHA(sha); err != nil {
+				return err
+			}
+		default:
+			if err := store.ValidateBranch(*track); err != nil {
+				return err
+			}
+		}
+		if err := store.ValidateDocumentPath(*path); err != nil {
+			return err
+		}
+		// Checked before the lookup: a hostile name is refused as such,
+		// not echoed back in a "not linked" message.
+		if err := store.ValidateGitHubOwner(*owner); err != nil {
+			return err
+		}
+		if err := store.ValidateGitHubRepositoryName(*repo); err != nil {
+			return err
+		}
+		if err := store.ValidateRole(*role); err != nil {
+			return err
+		}
+		if *limit < 1 || *limit > store.MaxFragmentLimit {
+			return &UsageError{Msg: fmt.Sprintf("--fragment-limit must be 1 to %d", store.MaxFragmentLimit)}
+		}
+		if _, err := a.project(ctx, *project); err != nil {
+			return err
+		}
+		r, err := a.st.FindRepository(ctx, *project, *owner, *repo)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("repository %q is not linked to project %q (link it with admin link-repository)", *owner+"/"+*repo, *project)
+		} else if err != nil {
+			return err
+		}
+		s, err := a.st.AddDocumentSource(ctx, store.NewDocumentSource{
+			ProjectID: *project, RepositoryID: r.ID, Role: *role, Path: *path,
+			CommitSHA: sha, TrackingRef: *track, FragmentLimit: *limit,
+		})
+		if err != nil {
+			return err
+		}
+		return a.print(sourceFields(s)...)
+	}
+}
+
+func adminListDocumentSources(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+	project := fs.String("project-id", "", "project ID")
+	all := fs.Bool("include-revoked", false, "include revoked sources")
+	return func(ctx context.Context, a *adminRun) error {
+		if err := required(map[string]*string{"project-id": project}); err != nil {
+			return err
+		}
+		if _, err := a.project(ctx, *project); err != nil {
+			return err
+		}
+		ss, err := a.st.ListDocumentSources(ctx, *project, *all)
+		if err != nil {
+			return err
+		}
+		return a.printList(records(ss, sourceFields))
+	}
+}
+
+func adminRevokeDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+	project := fs.String("project-id", "", "project ID")
+	id := fs.String("source-id", "", "source ID (src_…)")
+	return func(ctx context.Context, a *adminRun) error {
+		if err := required(map[string]*string{"project-id": project, "source-id": id}); err != nil {
+			return err
+		}
+		s, err := a.st.RevokeDocumentSource(ctx, *project, *id)
+		if err != nil {
+			return err
+		}
+		return a.print(sourceFields(s)...)
+	}
+}
