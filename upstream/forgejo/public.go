@@ -77,31 +77,17 @@ type nativeUser struct {
 	Login string `json:"login"`
 }
 
+// nativeRepo decodes Forgejo's repository object: the members Repository
+// keeps decode into it directly; owner is an object natively.
 type nativeRepo struct {
-	ID            int64      `json:"id"`
-	Owner         nativeUser `json:"owner"`
-	Name          string     `json:"name"`
-	FullName      string     `json:"full_name"`
-	Description   string     `json:"description"`
-	Private       bool       `json:"private"`
-	Fork          bool       `json:"fork"`
-	Archived      bool       `json:"archived"`
-	Empty         bool       `json:"empty"`
-	DefaultBranch string     `json:"default_branch"`
-	HTMLURL       string     `json:"html_url"`
-	CloneURL      string     `json:"clone_url"`
-	Stars         int64      `json:"stars_count"`
-	Forks         int64      `json:"forks_count"`
-	OpenPulls     int64      `json:"open_pr_counter"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
+	Repository
+	Owner nativeUser `json:"owner"`
 }
 
 func (n nativeRepo) trim() Repository {
-	return Repository{ID: n.ID, Owner: n.Owner.Login, Name: n.Name, FullName: n.FullName,
-		Description: n.Description, Private: n.Private, Fork: n.Fork, Archived: n.Archived,
-		Empty: n.Empty, DefaultBranch: n.DefaultBranch, HTMLURL: n.HTMLURL, CloneURL: n.CloneURL,
-		Stars: n.Stars, Forks: n.Forks, OpenPulls: n.OpenPulls, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
+	r := n.Repository
+	r.Owner = n.Owner.Login
+	return r
 }
 
 type nativeBranch struct {
@@ -111,31 +97,23 @@ type nativeBranch struct {
 	RepoID int64  `json:"repo_id"`
 }
 
+// nativePull decodes Forgejo's pull request object into the members
+// PullRequest keeps; the poster, the branch sides and the body are shaped
+// differently natively.
 type nativePull struct {
-	ID        int64        `json:"id"`
-	Number    int64        `json:"number"`
-	Title     string       `json:"title"`
-	Body      string       `json:"body"`
-	State     string       `json:"state"`
-	Draft     bool         `json:"draft"`
-	User      nativeUser   `json:"user"`
-	HTMLURL   string       `json:"html_url"`
-	Head      nativeBranch `json:"head"`
-	Base      nativeBranch `json:"base"`
-	MergeBase string       `json:"merge_base"`
-	Merged    bool         `json:"merged"`
-	MergedAt  *time.Time   `json:"merged_at"`
-	CreatedAt time.Time    `json:"created_at"`
-	UpdatedAt time.Time    `json:"updated_at"`
-	ClosedAt  *time.Time   `json:"closed_at"`
+	PullRequest
+	User nativeUser   `json:"user"`
+	Head nativeBranch `json:"head"`
+	Base nativeBranch `json:"base"`
+	Body string       `json:"body"`
 }
 
 func (n nativePull) trim(withBody bool) PullRequest {
-	p := PullRequest{ID: n.ID, Number: n.Number, Title: n.Title, State: n.State, Draft: n.Draft,
-		Author: n.User.Login, HTMLURL: n.HTMLURL, MergeBase: n.MergeBase, Merged: n.Merged,
-		MergedAt: n.MergedAt, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, ClosedAt: n.ClosedAt,
-		Head: Branch{Label: n.Head.Label, Ref: n.Head.Ref, SHA: n.Head.SHA, RepositoryID: n.Head.RepoID},
-		Base: Branch{Label: n.Base.Label, Ref: n.Base.Ref, SHA: n.Base.SHA, RepositoryID: n.Base.RepoID}}
+	p := n.PullRequest
+	p.Author = n.User.Login
+	p.Head = Branch{Label: n.Head.Label, Ref: n.Head.Ref, SHA: n.Head.SHA, RepositoryID: n.Head.RepoID}
+	p.Base = Branch{Label: n.Base.Label, Ref: n.Base.Ref, SHA: n.Base.SHA, RepositoryID: n.Base.RepoID}
+	p.Body = nil
 	if withBody {
 		b := n.Body
 		p.Body = &b
