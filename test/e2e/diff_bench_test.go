@@ -30,6 +30,9 @@ import (
 //   - peak-RSS-MB: the gateway process's VmHWM from /proc/<pid>/status
 //     after every page was served (target ≤ 40 MB);
 //   - idle-RSS-MB: its VmRSS before the first page, for scale;
+//   - end-anon-RSS-MB and end-file-RSS-MB: RssAnon and RssFile after the
+//     last page, which split the resident set into the process's own
+//     memory and the binary's mapped pages;
 //   - min-page-fill and mean-page-fill over the pages that are not the
 //     last: chunk bytes over the largest window of the same kind (with
 //     text, or data only) that would fit the 49,000-byte envelope, found
@@ -130,6 +133,11 @@ func BenchmarkPullDiff20MB(b *testing.B) {
 	peak := procStatusKB(b, proc.Process.Pid, "VmHWM")
 	b.ReportMetric(float64(peak)/1024, "peak-RSS-MB")
 	b.ReportMetric(float64(idle)/1024, "idle-RSS-MB")
+	// The kernel keeps no peak per kind, so these are read at the end:
+	// file-backed pages are the binary's text and data mapped as code ran
+	// (shared, reclaimable page cache); anonymous ones are the process's own.
+	b.ReportMetric(float64(procStatusKB(b, proc.Process.Pid, "RssAnon"))/1024, "end-anon-RSS-MB")
+	b.ReportMetric(float64(procStatusKB(b, proc.Process.Pid, "RssFile"))/1024, "end-file-RSS-MB")
 	b.ReportMetric(minFill, "min-page-fill")
 	b.ReportMetric(sumFill/float64(max(fullPages, 1)), "mean-page-fill")
 	b.ReportMetric(float64(maxResp), "max-response-bytes")

@@ -5,6 +5,7 @@
 //
 //	go run ./test/load                       # defaults: 3 s per phase, 8 workers
 //	go run ./test/load -duration 10s -concurrency 16 -latency-requests 3000
+//	go run ./test/load -scenarios anonymous -gateway-env GOGC=400
 //
 // Everything binds to 127.0.0.1; every phase is bounded in time and count.
 package main
@@ -34,8 +35,10 @@ func main() {
 	latencyRequests := flag.Int("latency-requests", 2000, "sequential requests in the latency phase")
 	maxRequests := flag.Int("max-requests", 200000, "cap on requests per throughput phase")
 	scenarios := flag.String("scenarios", "anonymous,diff page", "comma-separated scenarios to run")
+	var gatewayEnv envList
+	flag.Var(&gatewayEnv, "gateway-env", "KEY=VALUE added to the gateway's environment only (repeatable), e.g. GOGC=400")
 	flag.Parse()
-	if err := run(*duration, *concurrency, *latencyRequests, *maxRequests, strings.Split(*scenarios, ",")); err != nil {
+	if err := run(*duration, *concurrency, *latencyRequests, *maxRequests, strings.Split(*scenarios, ","), gatewayEnv); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
@@ -56,7 +59,20 @@ type scenario struct {
 	direct, gateway target
 }
 
-func run(duration time.Duration, concurrency, latencyN, maxN int, names []string) error {
+// envList collects repeated -gateway-env flags.
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+
+func (e *envList) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE, got %q", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
+func run(duration time.Duration, concurrency, latencyN, maxN int, names []string, gatewayEnv []string) error {
 	tmp, err := os.MkdirTemp("", "agent-gateway-load-")
 	if err != nil {
 		return err
@@ -71,7 +87,7 @@ func run(duration time.Duration, concurrency, latencyN, maxN int, names []string
 	if err != nil {
 		return err
 	}
-	gw, stop, err := startGateway(tmp, emu.URL())
+	gw, stop, err := startGateway(tmp, emu.URL(), gatewayEnv)
 	if err != nil {
 		return err
 	}
@@ -79,8 +95,8 @@ func run(duration time.Duration, concurrency, latencyN, maxN int, names []string
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2, MaxIdleConns: concurrency * 4, DisableCompression: true}}
 	all := scenarios(emu, demo, gw)
-	fmt.Printf("# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %d workers for %s (cap %d)\n\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), latencyN, concurrency, duration, maxN)
+	fmt.Printf("# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %d workers for %s (cap %d); gateway environment: %s\n\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), latencyN, concurrency, duration, maxN, orDefault(strings.Join(gatewayEnv, " ")))
 	fmt.Println("| scenario | path | p50 | p99 | throughput |")
 	fmt.Println("| --- | --- | --- | --- | --- |")
 	for _, s := range all {
@@ -107,6 +123,13 @@ func run(duration time.Duration, concurrency, latencyN, maxN int, names []string
 	return nil
 }
 
+func orDefault(s string) string {
+	if s == "" {
+		return "defaults"
+	}
+	return s
+}
+
 type result struct {
 	p50, p99 time.Duration
 	rps      float64
@@ -126,7 +149,7 @@ func contains(list []string, s string) bool {
 // startGateway builds the binary without the race detector (figures are
 // for the production build) and runs it on a free loopback port with
 // budgets large enough not to interfere.
-func startGateway(tmp, forgejoURL string) (string, func(), error) {
+func startGateway(tmp, forgejoURL string, extraEnv []string) (string, func(), error) {
 	bin := filepath.Join(tmp, "agent-gateway")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = moduleRoot()
@@ -143,6 +166,7 @@ func startGateway(tmp, forgejoURL string) (string, func(), error) {
 		"AGENT_GATEWAY_RATELIMIT_WRITE_PER_MINUTE=1000000000",
 		"AGENT_GATEWAY_LOG_LEVEL=warn",
 	)
+	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
