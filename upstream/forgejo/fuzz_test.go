@@ -72,6 +72,9 @@ func FuzzGrantJSON(f *testing.F) {
 	f.Add([]byte(`[` + testGrant("awaiting_agent") + `,` + testGrant("revoked") + `]`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		nativeErr := checkNativeJSON(body)
+		if ref := tokenWalkNativeJSON(body); (ref == nil) != (nativeErr == nil) {
+			t.Fatalf("checkNativeJSON says %v, the Token walk %v: %q", nativeErr, ref, body)
+		}
 		if nativeErr == nil {
 			if reason := referenceNativeJSON(body); reason != "" {
 				t.Fatalf("checkNativeJSON accepted what %s: %q", reason, body)

@@ -1,0 +1,135 @@
+package forgejo
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// tokenWalkNativeJSON is checkNativeJSON as it was before checkMembers: a
+// walk over encoding/json's Decoder.Token. It stays here as the reference
+// the single pass must agree with, case by case and under FuzzGrantJSON.
+func tokenWalkNativeJSON(body []byte) error {
+	if !utf8.Valid(body) || !json.Valid(body) || loneSurrogate(body) {
+		return errors.New("invalid")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	type frame struct {
+		object, key bool
+		names       map[string]bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				if len(stack) >= maxNativeDepth {
+					return errors.New("too deep")
+				}
+				if top != nil && top.object {
+					top.key = true
+				}
+				stack = append(stack, &frame{object: v == '{', key: v == '{', names: map[string]bool{}})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		case string:
+			if top != nil && top.object && top.key {
+				if top.names[strings.ToLower(v)] {
+					return errors.New("repeated")
+				}
+				top.names[strings.ToLower(v)] = true
+				top.key = false
+				continue
+			}
+		}
+		if top != nil && top.object {
+			top.key = true
+		}
+	}
+}
+
+func TestCheckMembers(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	cases := []struct {
+		body string
+		ok   bool
+	}{
+		{`{"id":1,"name":"x"}`, true},
+		{`{"id":1,"id":2}`, false},
+		{`{"id":1,"Id":2}`, false},
+		{`{"id":1,"\u0069d":2}`, false},
+		{`{"ID":1,"\u0069d":2}`, false},
+		{`{"é":1,"É":2}`, false},
+		{`{"\u00e9":1,"É":2}`, false},
+		{`{"ſ":1,"s":2}`, true}, // strings.ToLower keeps ſ; Token did too
+		{`{"a":{"b":1},"a":2}`, false},
+		{`{"a":{"a":1},"b":{"a":2}}`, true},
+		{`[{"a":1},{"a":2}]`, true},
+		{`{"a":[{"a":1},{"a":2}],"b":1}`, true},
+		{`{"a":["a","a"],"b":"a"}`, true},
+		{`{"a":"{\"a\":1,\"a\":2}","b":"x,\"y"}`, true},
+		{`{"a\"":1,"a\\":2,"a":3}`, true},
+		{`{"a\\":1,"A\\":2}`, false},
+		{`{"a":"\\","a":1}`, false},
+		{` { "a" : 1 , "b" : [ 1 , { "c" : 2 , "C" : 3 } ] } `, false},
+		{`"a"`, true},
+		{`{}`, true},
+		{deep(maxNativeDepth), true},
+		{deep(maxNativeDepth + 1), false},
+		{`{"a":1`, false},
+		{`{"a":"\ud800"}`, false},
+		{"{\"a\":\"\xff\"}", false},
+		{`{"a":1} {"a":1}`, false},
+		{`{"id":1e999}`, false},
+		{`{"id":-1e999}`, false},
+		{`{"id":1e-999,"n":-0.5E+3,"m":123456789012345678901234567890}`, true},
+		{`{"a":[1,-2,3.5e2],"b":0}`, true},
+	}
+	for _, tc := range cases {
+		err := checkNativeJSON([]byte(tc.body))
+		if (err == nil) != tc.ok {
+			t.Errorf("checkNativeJSON(%s) = %v, want ok=%v", tc.body, err, tc.ok)
+		}
+		if ref := tokenWalkNativeJSON([]byte(tc.body)); (ref == nil) != (err == nil) {
+			t.Errorf("%s: single pass says %v, the Token walk %v", tc.body, err, ref)
+		}
+	}
+}
+
+// BenchmarkCheckNativeJSON checks a repository answer of the Core
+// emulator's shape, as every anonymous read does.
+func BenchmarkCheckNativeJSON(b *testing.B) {
+	body := []byte(`{"id":7,"owner":{"id":3,"login":"demo","full_name":"Demo","avatar_url":"http://x/a.png"},"name":"public","full_name":"demo/public","description":"A \"demo\" repository — with escapes\n","empty":false,"private":false,"fork":false,"template":false,"parent":null,"mirror":false,"size":42,"language":"Go","html_url":"http://x/demo/public","ssh_url":"git@x:demo/public.git","clone_url":"http://x/demo/public.git","website":"","stars_count":0,"forks_count":0,"watchers_count":1,"open_issues_count":2,"open_pr_counter":1,"release_counter":0,"default_branch":"main","archived":false,"created_at":"2026-11-29T00:00:00Z","updated_at":"2026-11-29T00:00:00Z","permissions":{"admin":false,"push":false,"pull":true},"has_issues":true,"has_wiki":false,"has_pull_requests":true,"topics":["a","b"]}`)
+	for _, f := range []struct {
+		name  string
+		check func([]byte) error
+	}{{"single-pass", checkNativeJSON}, {"token-walk", tokenWalkNativeJSON}} {
+		b.Run(f.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if err := f.check(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
