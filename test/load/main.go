@@ -1,7 +1,9 @@
 // Command load measures what the gateway costs: it starts the Forgejo
 // emulator and the real gateway binary on loopback, then calls the same
 // upstream operation directly and through the gateway in the same run, and
-// prints throughput and p50/p99 latency for each path and their ratio.
+// prints throughput and p50/p99 latency for each path and their ratio, and
+// the CPU time each call cost the gateway process and this one (load
+// generator plus emulator) during the throughput phase.
 //
 //	go run ./test/load                       # defaults: 3 s per phase, 8 workers
 //	go run ./test/load -duration 10s -concurrency 16 -latency-requests 3000
@@ -87,7 +89,7 @@ func run(duration time.Duration, concurrency, latencyN, maxN int, names []string
 	if err != nil {
 		return err
 	}
-	gw, stop, err := startGateway(tmp, emu.URL(), gatewayEnv)
+	gw, gwPid, stop, err := startGateway(tmp, emu.URL(), gatewayEnv)
 	if err != nil {
 		return err
 	}
@@ -97,8 +99,8 @@ func run(duration time.Duration, concurrency, latencyN, maxN int, names []string
 	all := scenarios(emu, demo, gw)
 	fmt.Printf("# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %d workers for %s (cap %d); gateway environment: %s\n\n",
 		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), latencyN, concurrency, duration, maxN, orDefault(strings.Join(gatewayEnv, " ")))
-	fmt.Println("| scenario | path | p50 | p99 | throughput |")
-	fmt.Println("| --- | --- | --- | --- | --- |")
+	fmt.Println("| scenario | path | p50 | p99 | throughput | gateway CPU per call | load + emulator CPU per call |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
 	for _, s := range all {
 		if !contains(names, s.name) {
 			continue
@@ -110,14 +112,17 @@ func run(duration time.Duration, concurrency, latencyN, maxN int, names []string
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", s.name, t.name, err)
 			}
-			rps, err := throughput(client, t, concurrency, duration, maxN)
+			gw0, self0 := processCPU(gwPid), selfCPU()
+			rps, n, err := throughput(client, t, concurrency, duration, maxN)
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", s.name, t.name, err)
 			}
 			res[i] = result{p50: lat.p(0.50), p99: lat.p(0.99), rps: rps}
-			fmt.Printf("| %s | %s | %s | %s | %.0f req/s |\n", s.name, t.name, ms(res[i].p50), ms(res[i].p99), rps)
+			gwCPU, selfCPUUsed := processCPU(gwPid)-gw0, selfCPU()-self0
+			fmt.Printf("| %s | %s | %s | %s | %.0f req/s | %s | %s |\n", s.name, t.name, ms(res[i].p50), ms(res[i].p99), rps,
+				perCall(gwCPU, n), perCall(selfCPUUsed, n))
 		}
-		fmt.Printf("| %s | gateway / direct | %.2f× | +%s | %.2f× |\n", s.name,
+		fmt.Printf("| %s | gateway / direct | %.2f× | +%s | %.2f× | | |\n", s.name,
 			float64(res[1].p50)/float64(res[0].p50), ms(res[1].p99-res[0].p99), res[1].rps/res[0].rps)
 	}
 	return nil
@@ -149,12 +154,12 @@ func contains(list []string, s string) bool {
 // startGateway builds the binary without the race detector (figures are
 // for the production build) and runs it on a free loopback port with
 // budgets large enough not to interfere.
-func startGateway(tmp, forgejoURL string, extraEnv []string) (string, func(), error) {
+func startGateway(tmp, forgejoURL string, extraEnv []string) (string, int, func(), error) {
 	bin := filepath.Join(tmp, "agent-gateway")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = moduleRoot()
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", nil, fmt.Errorf("go build: %v\n%s", err, out)
+		return "", 0, nil, fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	addr := freeAddr()
 	cmd := exec.Command(bin, "serve")
@@ -169,19 +174,19 @@ func startGateway(tmp, forgejoURL string, extraEnv []string) (string, func(), er
 	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop := func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }
 	url := "http://" + addr
 	for i := 0; i < 300; i++ {
 		if resp, err := http.Get(url + "/healthz"); err == nil {
 			resp.Body.Close()
-			return url, stop, nil
+			return url, cmd.Process.Pid, stop, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	stop()
-	return "", nil, fmt.Errorf("gateway did not start")
+	return "", 0, nil, fmt.Errorf("gateway did not start")
 }
 
 func warm(c *http.Client, t target, n int) {
@@ -231,7 +236,7 @@ func latency(c *http.Client, t target, n int) (samples, error) {
 	return s, nil
 }
 
-func throughput(c *http.Client, t target, workers int, d time.Duration, max int) (float64, error) {
+func throughput(c *http.Client, t target, workers int, d time.Duration, max int) (float64, int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var count atomic.Int64
@@ -253,5 +258,5 @@ func throughput(c *http.Client, t target, workers int, d time.Duration, max int)
 		}()
 	}
 	wg.Wait()
-	return float64(count.Load()) / time.Since(start).Seconds(), firstErr
+	return float64(count.Load()) / time.Since(start).Seconds(), count.Load(), firstErr
 }
