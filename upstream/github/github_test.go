@@ -383,6 +383,10 @@ func TestTokenCache(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		other := make(chan error, 1)
 		go func() { _, err := s.tokens.Token(context.Background(), 77); other <- err }()
+		// Cancel only once both callers wait on the one mint; on a busy
+		// machine the second could otherwise arrive after the first left
+		// and rightly start a mint of its own.
+		waitForWaiters(t, s.tokens, 77, 2)
 		cancel()
 		if err := <-done; err == nil {
 			t.Fatal("the cancelled caller got a token")
@@ -394,4 +398,19 @@ func TestTokenCache(t *testing.T) {
 			t.Fatalf("%d mints, want 1", n)
 		}
 	})
+}
+
+// waitForWaiters waits until n callers wait on the installation's mint.
+func waitForWaiters(t *testing.T, s *Installations, installationID int64, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		f := s.flights[installationID]
+		ok := f != nil && f.waiters == n
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+	}
+	t.Fatalf("never %d callers waiting on the mint", n)
 }
