@@ -40,7 +40,7 @@ func main() {
 	var gatewayEnv envList
 	flag.Var(&gatewayEnv, "gateway-env", "KEY=VALUE added to the gateway's environment only (repeatable), e.g. GOGC=400")
 	flag.Parse()
-	if err := run(*duration, *concurrency, *latencyRequests, *maxRequests, strings.Split(*scenarios, ","), gatewayEnv); err != nil {
+	if err := run(os.Stdout, *duration, *concurrency, *latencyRequests, *maxRequests, strings.Split(*scenarios, ","), gatewayEnv); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
@@ -74,7 +74,7 @@ func (e *envList) Set(v string) error {
 	return nil
 }
 
-func run(duration time.Duration, concurrency, latencyN, maxN int, names []string, gatewayEnv []string) error {
+func run(out io.Writer, duration time.Duration, concurrency, latencyN, maxN int, names []string, gatewayEnv []string) error {
 	tmp, err := os.MkdirTemp("", "agent-gateway-load-")
 	if err != nil {
 		return err
@@ -97,10 +97,10 @@ func run(duration time.Duration, concurrency, latencyN, maxN int, names []string
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2, MaxIdleConns: concurrency * 4, DisableCompression: true}}
 	all := scenarios(emu, demo, gw)
-	fmt.Printf("# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %d workers for %s (cap %d); gateway environment: %s\n\n",
+	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %d workers for %s (cap %d); gateway environment: %s\n\n",
 		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), latencyN, concurrency, duration, maxN, orDefault(strings.Join(gatewayEnv, " ")))
-	fmt.Println("| scenario | path | p50 | p99 | throughput | gateway CPU per call | load + emulator CPU per call |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(out, "| scenario | path | p50 | p99 | throughput | gateway CPU per call | load + emulator CPU per call |")
+	fmt.Fprintln(out, "| --- | --- | --- | --- | --- | --- | --- |")
 	for _, s := range all {
 		if !contains(names, s.name) {
 			continue
@@ -119,10 +119,10 @@ func run(duration time.Duration, concurrency, latencyN, maxN int, names []string
 			}
 			res[i] = result{p50: lat.p(0.50), p99: lat.p(0.99), rps: rps}
 			gwCPU, selfCPUUsed := processCPU(gwPid)-gw0, selfCPU()-self0
-			fmt.Printf("| %s | %s | %s | %s | %.0f req/s | %s | %s |\n", s.name, t.name, ms(res[i].p50), ms(res[i].p99), rps,
+			fmt.Fprintf(out, "| %s | %s | %s | %s | %.0f req/s | %s | %s |\n", s.name, t.name, ms(res[i].p50), ms(res[i].p99), rps,
 				perCall(gwCPU, n), perCall(selfCPUUsed, n))
 		}
-		fmt.Printf("| %s | gateway / direct | %.2f× | +%s | %.2f× | | |\n", s.name,
+		fmt.Fprintf(out, "| %s | gateway / direct | %.2f× | +%s | %.2f× | | |\n", s.name,
 			float64(res[1].p50)/float64(res[0].p50), ms(res[1].p99-res[0].p99), res[1].rps/res[0].rps)
 	}
 	return nil
