@@ -59,6 +59,11 @@ func FuzzMCPPeek(f *testing.F) {
 		f.Add(s.Values[0].([]byte))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		if doc := bytes.TrimSpace(body); json.Valid(doc) {
+			if got, want := checkStrict(doc), tokenWalkStrict(doc); got != want {
+				t.Fatalf("checkStrict says %q, the Token walk %q: %q", got, want, body)
+			}
+		}
 		call, reason := peekCall(body)
 		if reason != "" {
 			return

@@ -1,70 +1,47 @@
 package middleware
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode"
+
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
 )
 
-// checkStrict walks a valid JSON document and returns a reason when an
+// requestStrictness is what checkStrict refuses: names compare under
+// foldName, the widest folding any reader of the request might apply.
+// Numbers are left alone: the SDK keeps them as raw JSON.
+var requestStrictness = strictjson.Options{
+	MaxDepth:  MaxJSONDepth,
+	Fold:      foldName,
+	FoldASCII: asciiFold,
+}
+
+// checkStrict reads a valid JSON document and returns a reason when an
 // object repeats a member, when two members of any object differ only by
 // letter case (encoding/json would match them case-insensitively, the SDK
 // would not), or when nesting exceeds MaxJSONDepth.
 func checkStrict(doc []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	type frame struct {
-		object bool
-		keys   map[string]bool
-		folded map[string]bool
-		expect bool // next string token in an object is a key
+	switch p, name := strictjson.Check(doc, &requestStrictness); p {
+	case strictjson.OK:
+		return ""
+	case strictjson.TooDeep:
+		return "JSON nesting too deep"
+	case strictjson.Repeated:
+		return "member " + quote(name) + " appears more than once"
+	default:
+		return "members differing only by case are not allowed"
 	}
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		top := (*frame)(nil)
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if s, ok := tok.(string); ok && top != nil && top.object && top.expect {
-			if top.keys[s] {
-				return "member " + quote(s) + " appears more than once"
-			}
-			if f := foldName(s); top.folded[f] {
-				return "members differing only by case are not allowed"
-			} else {
-				top.folded[f] = true
-			}
-			top.keys[s] = true
-			top.expect = false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			if len(stack) >= MaxJSONDepth {
-				return "JSON nesting too deep"
-			}
-			if top != nil && top.object {
-				top.expect = true
-			}
-			obj := tok == json.Delim('{')
-			stack = append(stack, &frame{object: obj, keys: map[string]bool{}, folded: map[string]bool{}, expect: obj})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			if len(stack) > 0 && stack[len(stack)-1].object {
-				stack[len(stack)-1].expect = true
-			}
-			continue
-		}
-		if top != nil && top.object {
-			top.expect = true
-		}
+}
+
+// asciiFold is foldName for one byte of a plain ASCII name: the smallest
+// rune of a letter's fold orbit is its upper-case form ('k' and 's' too:
+// the Kelvin sign and long s are larger).
+func asciiFold(b byte) byte {
+	if 'a' <= b && b <= 'z' {
+		return b - ('a' - 'A')
 	}
+	return b
 }
 
 func quote(s string) string {

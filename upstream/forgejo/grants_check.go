@@ -1,7 +1,6 @@
 package forgejo
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"regexp"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
 )
 
 // maxNativeDepth bounds the nesting of a native grant answer; real ones
@@ -40,126 +41,38 @@ func checkNativeJSON(body []byte) error {
 	return checkMembers(body)
 }
 
-// checkMembers walks JSON text that json.Valid already accepted and refuses
-// a member name repeated in one object (names compared after unescaping and
-// strings.ToLower, so "Id" repeats "id"), nesting over maxNativeDepth, or a
-// number beyond float64's range (as the Token walk it replaces did).
-//
-// It is a single pass over the bytes rather than a walk over
-// encoding/json's Decoder.Token, which allocates for every token and was
-// the largest cost of an anonymous tool call of the gateway's own (see
-// docs/performance.md). Because the text is known to be valid JSON, only
-// string boundaries, brackets and commas need reading: in an object the
-// string right after '{' or ',' is a member name. Each object's names go
-// into a set reused per depth; a name that is plain ASCII is folded in
-// place, any other is unescaped by encoding/json first, as Token did.
+// nativeStrictness is what checkMembers refuses: names compare after
+// unescaping and strings.ToLower (so "Id" repeats "id"), as Forgejo's
+// own case-insensitive readers and encoding/json's field matching would
+// equate them; numbers beyond float64 are refused, as the Token walk this
+// replaced refused them.
+var nativeStrictness = strictjson.Options{
+	MaxDepth:   maxNativeDepth,
+	Fold:       strings.ToLower,
+	FoldASCII:  asciiLower,
+	FloatRange: true,
+}
+
+func asciiLower(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+// checkMembers refuses a member repeated in one object, nesting over
+// maxNativeDepth and numbers beyond float64 in text json.Valid accepted.
 func checkMembers(body []byte) error {
-	type frame struct {
-		object bool
-		key    bool // the next string in this object is a member name
+	switch p, _ := strictjson.Check(body, &nativeStrictness); p {
+	case strictjson.OK:
+		return nil
+	case strictjson.TooDeep:
+		return errors.New("the answer nests too deep")
+	case strictjson.NumberRange:
+		return errors.New("the answer holds a number beyond float64")
+	default:
+		return errors.New("a member appears more than once in one object")
 	}
-	var (
-		stack [maxNativeDepth]frame
-		sets  [maxNativeDepth]map[string]struct{}
-		depth int
-		fold  []byte
-	)
-	for i := 0; i < len(body); i++ {
-		switch c := body[i]; c {
-		case '{', '[':
-			if depth >= maxNativeDepth {
-				return errors.New("the answer nests too deep")
-			}
-			stack[depth] = frame{object: c == '{', key: c == '{'}
-			if c == '{' {
-				if sets[depth] == nil {
-					sets[depth] = map[string]struct{}{}
-				}
-				clear(sets[depth])
-			}
-			depth++
-		case '}', ']':
-			depth--
-		case ',':
-			if depth > 0 && stack[depth-1].object {
-				stack[depth-1].key = true
-			}
-		case '"':
-			end := stringEnd(body, i)
-			if depth > 0 && stack[depth-1].key {
-				stack[depth-1].key = false
-				var ok bool
-				if fold, ok = foldASCIIName(fold[:0], body[i+1:end]); !ok {
-					var name string
-					if err := json.Unmarshal(body[i:end+1], &name); err != nil {
-						return errors.New("the answer is not valid JSON")
-					}
-					fold = append(fold[:0], strings.ToLower(name)...)
-				}
-				set := sets[depth-1]
-				if _, seen := set[string(fold)]; seen {
-					return errors.New("a member appears more than once in one object")
-				}
-				set[string(fold)] = struct{}{}
-			}
-			i = end
-		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			end := i + 1
-			for end < len(body) && isNumberByte(body[end]) {
-				end++
-			}
-			if !fitsFloat64(body[i:end]) {
-				return errors.New("the answer holds a number beyond float64")
-			}
-			i = end - 1
-		}
-	}
-	return nil
-}
-
-func isNumberByte(b byte) bool {
-	return '0' <= b && b <= '9' || b == '.' || b == 'e' || b == 'E' || b == '+' || b == '-'
-}
-
-// fitsFloat64 reports whether a JSON number is within float64's range,
-// which readers that decode numbers as doubles (encoding/json into any,
-// JavaScript) need; Forgejo never sends one beyond it. Short integers, the
-// IDs and counts of real answers, are in range without parsing.
-func fitsFloat64(num []byte) bool {
-	if len(num) <= 15 && !bytes.ContainsAny(num, ".eE") {
-		return true
-	}
-	_, err := strconv.ParseFloat(string(num), 64)
-	return err == nil
-}
-
-// stringEnd returns the index of the quote closing the JSON string that
-// opens at body[open]; the text is valid JSON, so there is one.
-func stringEnd(body []byte, open int) int {
-	for j := open + 1; ; {
-		k := bytes.IndexAny(body[j:], `"\`)
-		if body[j+k] == '"' {
-			return j + k
-		}
-		j += k + 2 // a backslash and the character it escapes
-	}
-}
-
-// foldASCIIName appends the lower-case form of a member name that is plain
-// ASCII without escapes, which is strings.ToLower of its value; ok is
-// false for any other name.
-func foldASCIIName(dst, raw []byte) ([]byte, bool) {
-	for _, b := range raw {
-		switch {
-		case b == '\\' || b >= utf8.RuneSelf:
-			return dst, false
-		case 'A' <= b && b <= 'Z':
-			dst = append(dst, b+'a'-'A')
-		default:
-			dst = append(dst, b)
-		}
-	}
-	return dst, true
 }
 
 // loneSurrogate reports whether raw JSON text holds a \u escape of a UTF-16

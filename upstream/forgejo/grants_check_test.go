@@ -66,6 +66,16 @@ func tokenWalkNativeJSON(body []byte) error {
 	}
 }
 
+// asciiLower must agree with strings.ToLower on every ASCII byte, or a
+// plain name and an escaped or non-ASCII one could miss each other.
+func TestASCIILowerAgrees(t *testing.T) {
+	for b := 0; b < 0x80; b++ {
+		if got, want := string(rune(asciiLower(byte(b)))), strings.ToLower(string(rune(b))); got != want {
+			t.Errorf("asciiLower(%q) = %q, strings.ToLower says %q", rune(b), got, want)
+		}
+	}
+}
+
 func TestCheckMembers(t *testing.T) {
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	cases := []struct {

@@ -1,0 +1,77 @@
+package strictjson
+
+import (
+	"strings"
+	"testing"
+)
+
+var lower = Options{MaxDepth: 4, Fold: strings.ToLower, FoldASCII: func(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}, FloatRange: true}
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		doc  string
+		want Problem
+		name string
+	}{
+		{`{"id":1,"name":"x"}`, OK, ""},
+		{`{"id":1,"id":2}`, Repeated, "id"},
+		{`{"id":1,"\u0069d":2}`, Repeated, "id"},
+		{`{"id":1,"ID":2}`, RepeatedFolded, "ID"},
+		{`{"é":1,"\u00c9":2}`, RepeatedFolded, "É"},
+		{`{"a":{"b":1},"a":2}`, Repeated, "a"},
+		{`{"a":{"a":1},"b":{"a":2}}`, OK, ""},
+		{`[{"a":1},{"a":2}]`, OK, ""},
+		{`{"a":["a","a"],"b":"a"}`, OK, ""},
+		{`{"a":"{\"a\":1,\"a\":2}","b":"x,\"y"}`, OK, ""},
+		{`{"a\"":1,"a\\":2,"a":3}`, OK, ""},
+		{`{"a":"\\","a":1}`, Repeated, "a"},
+		{`[[[[]]]]`, OK, ""},
+		{`[[[[[]]]]]`, TooDeep, ""},
+		{`{"a":{"b":{"c":{"d":1}}}}`, OK, ""},
+		{`{"a":{"b":{"c":{"d":{}}}}}`, TooDeep, ""},
+		{`{"n":1e999}`, NumberRange, ""},
+		{`{"n":-1e999}`, NumberRange, ""},
+		{`{"n":1e-999,"m":-0.5E+3,"o":123456789012345678901234567890}`, OK, ""},
+		{`"just a string"`, OK, ""},
+		{`12`, OK, ""},
+	}
+	for _, tc := range cases {
+		p, name := Check([]byte(tc.doc), &lower)
+		if p != tc.want || name != tc.name {
+			t.Errorf("Check(%s) = %v %q, want %v %q", tc.doc, p, name, tc.want, tc.name)
+		}
+	}
+	noRange := lower
+	noRange.FloatRange = false
+	if p, _ := Check([]byte(`[1e999]`), &noRange); p != OK {
+		t.Errorf("FloatRange off still refuses a large number: %v", p)
+	}
+}
+
+// The name sets are reused across objects at one depth and never leak
+// from one object into its sibling or its parent.
+func TestCheckSetsPerObject(t *testing.T) {
+	doc := `{"x":[{"a":1,"b":2},{"a":3,"b":4}],"y":{"x":1,"a":2},"a":{"a":{"a":1}}}`
+	if p, name := Check([]byte(doc), &lower); p != OK {
+		t.Fatalf("%v %q", p, name)
+	}
+}
+
+// BenchmarkCheck reads a repository answer of the Core emulator's shape.
+func BenchmarkCheck(b *testing.B) {
+	doc := []byte(`{"id":7,"owner":{"id":3,"login":"demo","full_name":"Demo"},"name":"public","full_name":"demo/public","description":"A \"demo\" — with escapes\n","empty":false,"private":false,"size":42,"html_url":"http://x/demo/public","default_branch":"main","created_at":"2026-11-29T00:00:00Z","permissions":{"admin":false,"push":false,"pull":true},"topics":["a","b"]}`)
+	opts := lower
+	opts.MaxDepth = 32
+	b.ReportAllocs()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if p, _ := Check(doc, &opts); p != OK {
+			b.Fatal(p)
+		}
+	}
+}
