@@ -72,13 +72,12 @@ func FuzzGrantJSON(f *testing.F) {
 	f.Add([]byte(`[` + testGrant("awaiting_agent") + `,` + testGrant("revoked") + `]`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		nativeErr := checkNativeJSON(body)
-		if ref := tokenWalkNativeJSON(body); (ref == nil) != (nativeErr == nil) {
-			t.Fatalf("checkNativeJSON says %v, the Token walk %v: %q", nativeErr, ref, body)
+		reason := referenceNativeJSON(body)
+		if nativeErr == nil && reason != "" {
+			t.Fatalf("checkNativeJSON accepted what %s: %q", reason, body)
 		}
-		if nativeErr == nil {
-			if reason := referenceNativeJSON(body); reason != "" {
-				t.Fatalf("checkNativeJSON accepted what %s: %q", reason, body)
-			}
+		if nativeErr != nil && reason == "" && !holdsReplacementChar(body) {
+			t.Fatalf("checkNativeJSON refused what the reference accepts (%v): %q", nativeErr, body)
 		}
 		trimmed := bytes.TrimSpace(body)
 		if f, reason := checkGrant(trimmed, grantWant{}); reason == "" {
@@ -116,8 +115,12 @@ func FuzzGrantJSON(f *testing.F) {
 }
 
 // referenceNativeJSON re-checks what checkNativeJSON promises with a
-// different method (a recursive walk over encoding/json tokens, exact
-// member names) and returns what is wrong, or "".
+// different method (a recursive walk over encoding/json tokens, which
+// also refuses numbers beyond float64; member names folded by
+// strings.ToLower) and returns what is wrong, or "". Its test for lone
+// surrogates cannot see one in a text that also holds U+FFFD, so a
+// refusal it does not share counts only where holdsReplacementChar is
+// false.
 func referenceNativeJSON(body []byte) string {
 	if !utf8.Valid(body) || !json.Valid(body) {
 		return "is not valid UTF-8 JSON"
@@ -140,7 +143,7 @@ func referenceNativeJSON(body []byte) string {
 		for dec.More() {
 			if d == '{' {
 				k, _ := dec.Token()
-				name := k.(string)
+				name := strings.ToLower(k.(string))
 				if names[name] {
 					return "repeats a member"
 				}
@@ -164,10 +167,16 @@ func referenceNativeJSON(body []byte) string {
 	var v any
 	_ = json.Unmarshal(body, &v)
 	again, _ := json.Marshal(v)
-	if bytes.Contains(again, []byte("\ufffd")) && !bytes.Contains(body, []byte("\ufffd")) && !bytes.Contains(bytes.ToLower(body), []byte(`\ufffd`)) {
+	if bytes.Contains(again, []byte("\ufffd")) && !holdsReplacementChar(body) {
 		return "holds a lone surrogate escape"
 	}
 	return ""
+}
+
+// holdsReplacementChar reports whether JSON text holds U+FFFD, literally
+// or as an escape.
+func holdsReplacementChar(body []byte) bool {
+	return bytes.Contains(body, []byte("\ufffd")) || bytes.Contains(bytes.ToLower(body), []byte(`\ufffd`))
 }
 
 type refGrant struct {
