@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
 )
 
 var intLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
@@ -134,7 +135,7 @@ func (f *field) string(value json.RawMessage) (string, error) {
 	if len(value) == 0 || value[0] != '"' {
 		return "", refuse(f.name, "%q must be a string", f.name)
 	}
-	if hasLoneSurrogate(value) {
+	if strictjson.LoneSurrogate(value) {
 		return "", refuse(f.name, "%q is not valid UTF-8 (lone surrogate escape)", f.name)
 	}
 	var s string
@@ -150,46 +151,6 @@ func (f *field) string(value json.RawMessage) (string, error) {
 		return "", refuse(f.name, "%q does not match the pattern %s", f.name, f.pattern)
 	}
 	return s, nil
-}
-
-// hasLoneSurrogate reports whether a JSON string token contains a \u
-// escape of a UTF-16 surrogate that is not part of a valid pair; Go's
-// decoder would silently turn it into U+FFFD.
-func hasLoneSurrogate(tok []byte) bool {
-	for i := 0; i < len(tok); i++ {
-		if tok[i] != '\\' || i+1 >= len(tok) {
-			continue
-		}
-		if tok[i+1] != 'u' {
-			i++ // skip the escaped character, e.g. the second '\' of "\\"
-			continue
-		}
-		r, ok := hex4(tok, i+2)
-		if !ok {
-			return true
-		}
-		switch {
-		case r >= 0xD800 && r <= 0xDBFF:
-			lo, ok := hex4(tok, i+8)
-			if !ok || i+7 >= len(tok) || tok[i+6] != '\\' || tok[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
-				return true
-			}
-			i += 11
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return true
-		default:
-			i += 5
-		}
-	}
-	return false
-}
-
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(b[at:at+4]), 16, 16)
-	return rune(n), err == nil
 }
 
 func refuse(member, format string, a ...any) *toolerr.Error {

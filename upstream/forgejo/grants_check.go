@@ -35,7 +35,7 @@ func checkNativeJSON(body []byte) error {
 	if !json.Valid(body) {
 		return errors.New("the answer is not valid JSON")
 	}
-	if loneSurrogate(body) {
+	if strictjson.LoneSurrogate(body) {
 		return errors.New("the answer holds a lone UTF-16 surrogate escape")
 	}
 	return checkMembers(body)
@@ -73,44 +73,6 @@ func checkMembers(body []byte) error {
 	default:
 		return errors.New("a member appears more than once in one object")
 	}
-}
-
-// loneSurrogate reports whether raw JSON text holds a \u escape of a UTF-16
-// surrogate that is not part of a valid pair.
-func loneSurrogate(b []byte) bool {
-	for i := 0; i+1 < len(b); i++ {
-		if b[i] != '\\' {
-			continue
-		}
-		if b[i+1] != 'u' {
-			i++
-			continue
-		}
-		r, ok := hex4(b, i+2)
-		switch {
-		case !ok:
-			return true
-		case r >= 0xD800 && r <= 0xDBFF:
-			lo, ok := hex4(b, i+8)
-			if !ok || b[i+6] != '\\' || b[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
-				return true
-			}
-			i += 11
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return true
-		default:
-			i += 5
-		}
-	}
-	return false
-}
-
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(b[at:at+4]), 16, 16)
-	return rune(n), err == nil
 }
 
 // object is a native JSON object read with exact member names (encoding/json

@@ -7,8 +7,8 @@
 // duplicates, and because the walk it replaces, over encoding/json's
 // Decoder.Token, allocated for every token and was the largest cost of the
 // gateway's own code per call (docs/performance.md). Callers first check
-// the text with json.Valid (and, where they need it, UTF-8 and surrogate
-// checks); Check relies on that and reads only string bounds, brackets,
+// the text with json.Valid (and, where they need them, utf8.Valid and
+// LoneSurrogate, which json.Valid does not refuse); Check relies on that and reads only string bounds, brackets,
 // commas and numbers: in an object the string right after '{' or ',' is a
 // member name.
 package strictjson

@@ -75,3 +75,27 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+func TestLoneSurrogate(t *testing.T) {
+	for text, lone := range map[string]bool{
+		`"plain"`:                false,
+		`"\u00e9\u20ac"`:         false,
+		`"\ud83d\ude00"`:         false, // a valid pair
+		`"\uD83D\uDE00"`:         false,
+		`"\ud83d"`:               true,
+		`"\ud83dx"`:              true,
+		`"\ud83d\u0041"`:         true,
+		`"\ude00"`:               true,
+		`"\ude00\ud83d"`:         true,
+		`"\\ud83d"`:              false, // an escaped backslash, then text
+		`"\\\ud83d"`:             true,
+		`{"\ud800":1}`:           true,
+		`"\ud83d\ude00\udc00"`:   true,
+		`"\u12"`:                 true, // too short to read: refused, never passed
+		`["a\"\ud83d\ude00", 1]`: false,
+	} {
+		if got := LoneSurrogate([]byte(text)); got != lone {
+			t.Errorf("LoneSurrogate(%s) = %v, want %v", text, got, lone)
+		}
+	}
+}
