@@ -34,7 +34,9 @@ type forgejoStack struct {
 	canaries *gatewaytest.Canaries
 }
 
-func startForgejoStack(t *testing.T, env map[string]string) *forgejoStack {
+// startDemoEmulator starts a Core emulator holding the demo data
+// (forgejoemu.SeedDemo), closed when the test ends.
+func startDemoEmulator(t testing.TB) (*forgejoemu.Emulator, *forgejoemu.Demo) {
 	t.Helper()
 	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: t.TempDir()})
 	if err != nil {
@@ -45,6 +47,12 @@ func startForgejoStack(t *testing.T, env map[string]string) *forgejoStack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return emu, demo
+}
+
+func startForgejoStack(t *testing.T, env map[string]string) *forgejoStack {
+	t.Helper()
+	emu, demo := startDemoEmulator(t)
 	e := map[string]string{"AGENT_GATEWAY_FORGEJO_ORIGIN": emu.URL()}
 	for k, v := range env {
 		e[k] = v

@@ -643,15 +643,7 @@ func TestPullDiffAccess(t *testing.T) {
 // credential; the request id is not known there, so pages reserve room for
 // it and stay within the envelope.
 func TestPullDiffOverStdio(t *testing.T) {
-	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	d, err := emu.SeedDemo()
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu, d := startDemoEmulator(t)
 	p := addPullWithFiles(t, emu, d.Owner, d.PrivateRepo, "topic/stdio", mixedFiles())
 	s := stdioSession(t, "AGENT_GATEWAY_FORGEJO_ORIGIN="+emu.URL(), "AGENT_GATEWAY_FORGEJO_TOKEN="+d.ReaderToken)
 	args := map[string]any{"owner": d.Owner, "repo": d.PrivateRepo, "index": p.Index()}

@@ -839,15 +839,7 @@ func TestGrantInputRefusals(t *testing.T) {
 // TestGrantStdio: over stdio the grant tools use the process's own token
 // or Basic credentials, and are not offered without one.
 func TestGrantStdio(t *testing.T) {
-	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	d, err := emu.SeedDemo()
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu, d := startDemoEmulator(t)
 	if err := emu.SetPassword(d.Bot, "bot-password"); err != nil {
 		t.Fatal(err)
 	}

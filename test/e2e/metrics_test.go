@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/store/storetest"
-	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
 )
 
 // metricsCatalogue is every series docs/metrics.md documents; the test
@@ -31,15 +30,7 @@ var metricsCatalogue = []string{
 // it with promtool, finds every documented series, and proves no label
 // carries an owner, repository, path or credential.
 func TestMetricsCatalogue(t *testing.T) {
-	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	d, err := emu.SeedDemo()
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu, d := startDemoEmulator(t)
 	docs := newDocStack(t, storetest.SQLiteURL(t), stackOptions{env: map[string]string{
 		"AGENT_GATEWAY_FORGEJO_ORIGIN":            emu.URL(),
 		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE": "30",

@@ -30,15 +30,7 @@ type replicaPair struct {
 func startReplicas(t *testing.T, extra map[string]string) *replicaPair {
 	t.Helper()
 	requireRedis(t)
-	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	demo, err := emu.SeedDemo()
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu, demo := startDemoEmulator(t)
 	env := map[string]string{
 		"AGENT_GATEWAY_FORGEJO_ORIGIN":      emu.URL(),
 		"AGENT_GATEWAY_RATELIMIT_REDIS_URL": "redis://127.0.0.1:6379/0",

@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
@@ -72,15 +71,7 @@ func (l *lockedBuffer) String() string {
 // TestStdioMode drives the Forgejo catalog over stdio, with and without
 // the process's own credential.
 func TestStdioMode(t *testing.T) {
-	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emu.Close() })
-	d, err := emu.SeedDemo()
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu, d := startDemoEmulator(t)
 	for _, c := range []struct {
 		name string
 		env  []string
