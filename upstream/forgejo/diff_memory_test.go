@@ -3,11 +3,7 @@ package forgejo_test
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/url"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,16 +11,11 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
+	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
 )
 
-// patternDiff generates n diff bytes without holding them: byte i is
-// pattern[i % len(pattern)], a prime-length pattern of text lines and a
-// non-UTF-8 byte, out of step with base64 quanta and buffers.
-type patternDiff struct {
-	pattern []byte
-	pos, n  int64
-}
-
+// diffPattern is the synthetic diff's prime-length pattern: text lines
+// and a non-UTF-8 byte.
 var diffPattern = func() []byte {
 	var b bytes.Buffer
 	for b.Len() < 4093 {
@@ -32,23 +23,6 @@ var diffPattern = func() []byte {
 	}
 	return b.Bytes()[:4093]
 }()
-
-func (g *patternDiff) Read(p []byte) (int, error) {
-	if g.pos >= g.n {
-		return 0, io.EOF
-	}
-	p = p[:min(int64(len(p)), g.n-g.pos)]
-	for k := 0; k < len(p); {
-		k += copy(p[k:], g.pattern[(g.pos+int64(k))%int64(len(g.pattern)):])
-	}
-	g.pos += int64(len(p))
-	return len(p), nil
-}
-
-func (g *patternDiff) at(off int64, n int) []byte {
-	b, _ := io.ReadAll(&patternDiff{pattern: g.pattern, pos: off, n: off + int64(n)})
-	return b
-}
 
 // TestDiffEvidenceMemoryFlat serves a synthetic 256 MiB diff (32 MiB under
 // the race detector) from the Core emulator over loopback HTTP and reads
@@ -82,48 +56,30 @@ func TestDiffEvidenceMemoryFlat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen := &patternDiff{pattern: diffPattern, n: size}
-	emu.SetSyntheticDiff("team", "project", p.Index(), func() io.Reader { return &patternDiff{pattern: diffPattern, n: size} })
+	gen := evidencetest.Pattern{Bytes: diffPattern, N: size}
+	emu.SetSyntheticDiff("team", "project", p.Index(), gen.Reader)
 	token := emu.IssueToken("team", "read:repository")
 	u, _ := url.Parse(emu.URL())
 	c := forgejo.New(upstream.New(upstream.Config{Name: "forgejo", Origin: u, IOTimeout: 30 * time.Second}))
 
 	for _, off := range []int64{0, size - 1000} {
-		var before runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		var peak atomic.Uint64
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			var m runtime.MemStats
-			for {
-				runtime.ReadMemStats(&m)
-				if m.HeapAlloc > peak.Load() {
-					peak.Store(m.HeapAlloc)
-				}
-				select {
-				case <-stop:
-					return
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
-		})
 		start := time.Now()
-		v, err := c.PullDiffEvidence(context.Background(), upstream.Credential{Token: token},
-			forgejo.DiffEvidenceRequest{Owner: "team", Repo: "project", Index: p.Index(), Offset: off, Window: evidence.MaxWindow})
-		close(stop)
-		wg.Wait()
+		var v *evidence.Verified
+		var err error
+		before, peak := evidencetest.HeapPeak(func() {
+			v, err = c.PullDiffEvidence(context.Background(), upstream.Credential{Token: token},
+				forgejo.DiffEvidenceRequest{Owner: "team", Repo: "project", Index: p.Index(), Offset: off, Window: evidence.MaxWindow})
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := gen.at(off, int(min(size-off, evidence.MaxWindow)))
+		want := gen.At(off, int(min(size-off, evidence.MaxWindow)))
 		if !bytes.Equal(v.Window, want) || v.Identity.ByteCount != size || v.EOF() != (off > 0) {
 			t.Fatalf("offset %d: window of %d bytes, eof %v", off, len(v.Window), v.EOF())
 		}
-		growth := int64(peak.Load()) - int64(before.HeapAlloc)
+		growth := int64(peak) - int64(before)
 		t.Logf("%d MiB diff, offset %d: heap before %d KiB, peak %d KiB, growth %d KiB, %v",
-			size>>20, off, before.HeapAlloc>>10, peak.Load()>>10, growth>>10, time.Since(start))
+			size>>20, off, before>>10, peak>>10, growth>>10, time.Since(start))
 		if growth > 8<<20 {
 			t.Fatalf("heap grew by %d bytes serving and verifying a %d-byte diff", growth, size)
 		}
