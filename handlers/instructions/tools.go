@@ -154,16 +154,27 @@ func (o Options) list(ctx context.Context) (any, error) {
 	return out, nil
 }
 
-func (o Options) profile(ctx context.Context, in profileArgs) (any, error) {
-	p, err := caller(ctx, ScopeRead)
+// assembleFor checks that the caller holds scope, plans the profile within
+// the caller's project and assembles it: the common start of reading a
+// profile and of dispatching one.
+func (o Options) assembleFor(ctx context.Context, scope, profileID string) (*middleware.Principal, store.CatalogPlan, *Assembled, error) {
+	p, err := caller(ctx, scope)
 	if err != nil {
-		return nil, err
+		return nil, store.CatalogPlan{}, nil, err
 	}
-	plan, err := o.planFor(ctx, p.ProjectID, in.ProfileID)
+	plan, err := o.planFor(ctx, p.ProjectID, profileID)
 	if err != nil {
-		return nil, err
+		return nil, store.CatalogPlan{}, nil, err
 	}
 	a, err := o.assemble(ctx, plan)
+	if err != nil {
+		return nil, store.CatalogPlan{}, nil, err
+	}
+	return p, plan, a, nil
+}
+
+func (o Options) profile(ctx context.Context, in profileArgs) (any, error) {
+	p, plan, a, err := o.assembleFor(ctx, ScopeRead, in.ProfileID)
 	if err != nil {
 		return nil, err
 	}
@@ -174,15 +185,7 @@ func (o Options) profile(ctx context.Context, in profileArgs) (any, error) {
 }
 
 func (o Options) dispatch(ctx context.Context, in profileArgs) (any, error) {
-	p, err := caller(ctx, ScopeDispatch)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := o.planFor(ctx, p.ProjectID, in.ProfileID)
-	if err != nil {
-		return nil, err
-	}
-	a, err := o.assemble(ctx, plan)
+	p, plan, a, err := o.assembleFor(ctx, ScopeDispatch, in.ProfileID)
 	if err != nil {
 		return nil, err
 	}
