@@ -12,7 +12,8 @@ import (
 // (handlers/oauth) keeps between requests: authorization codes, the tokens
 // it generates itself (it hands the store their hashes, never the secrets)
 // and the browser's login sessions. Tokens land in the same table as the
-// ones GrantStore issues, so LookupAccessToken resolves both.
+// lone access tokens GrantStore issues for the admin CLI, so
+// LookupAccessToken resolves both.
 type AuthorizationServerStore interface {
 	// CreateAuthorizationCode stores a code under an active grant (ErrNotFound
 	// otherwise). Expired codes are purged on the way.
@@ -132,7 +133,7 @@ func (s *sqlStore) CreateAuthorizationCode(ctx context.Context, c AuthorizationC
 			return err
 		}
 		if _, err := s.exec(ctx, tx, "purging expired codes",
-			`DELETE FROM oauth_authorization_codes WHERE expires_at < $1`, s.d.timeArg(s.now().Add(-time.Hour))); err != nil {
+			`DELETE FROM oauth_authorization_codes WHERE expires_at < $1`, s.d.timeArg(s.now().Add(-codeRetention))); err != nil {
 			return err
 		}
 		_, err := s.exec(ctx, tx, "storing authorization code",
@@ -209,6 +210,14 @@ func (s *sqlStore) RedeemAuthorizationCode(ctx context.Context, codeHash string,
 			return fmt.Errorf("%w: authorization code already redeemed", ErrTokenReused)
 		}
 		if _, err := s.activeGrant(ctx, tx, grantID); err != nil {
+			return err
+		}
+		// The client has now obtained a token: the unused-client purge
+		// leaves it alone from here on.
+		if _, err := s.exec(ctx, tx, "marking the client used",
+			`UPDATE oauth_clients SET first_token_at = $1
+			  WHERE client_id = (SELECT client_id FROM oauth_authorization_codes WHERE code_hash = $2) AND first_token_at IS NULL`,
+			s.d.timeArg(s.now()), codeHash); err != nil {
 			return err
 		}
 		return s.insertHashed(ctx, tx, grantID, requestID, tokens)

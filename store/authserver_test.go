@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ func TestAuthorizationServerStore(t *testing.T) {
 		{"code of a revoked grant", testCodeRevokedGrant},
 		{"hashed refresh rotation", testHashedRotation},
 		{"concurrent code redemption", testConcurrentRedemption},
+		{"concurrent hashed refresh rotation", testConcurrentHashedRotation},
 		{"login sessions", testLoginSessions},
 	}
 	for _, tc := range cases {
@@ -159,6 +161,44 @@ func testConcurrentRedemption(t *testing.T, s store.Store) {
 	}
 	if ok != 1 {
 		t.Fatalf("%d of %d concurrent redemptions succeeded (%v), want exactly 1", ok, len(errs), errs)
+	}
+}
+
+// testConcurrentHashedRotation: of concurrent rotations of one refresh
+// token exactly one stores its tokens; the others are reuse and store
+// nothing (the authorization server then revokes the family).
+func testConcurrentHashedRotation(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c, _ := newCode(t, s, "documents:read")
+	_, refresh, hashed := pair(t)
+	if err := s.RedeemAuthorizationCode(ctx, c.CodeHash, hashed...); err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	errs := make([]error, n)
+	access := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		var h []store.HashedToken
+		access[i], _, h = pair(t)
+		wg.Go(func() { errs[i] = s.RotateRefreshTokenHash(ctx, store.HashToken(refresh), h...) })
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range errs {
+		_, lerr := s.LookupAccessToken(ctx, access[i])
+		switch {
+		case err == nil:
+			ok++
+			wantErr(t, lerr, nil)
+		case errors.Is(err, store.ErrTokenReused):
+			wantErr(t, lerr, store.ErrNotFound) // the loser stored nothing
+		default:
+			t.Errorf("rotation %d: %v", i, err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d of %d concurrent rotations succeeded, want exactly 1", ok, n)
 	}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -29,36 +30,72 @@ func (s *sqlStore) RegisterClient(ctx context.Context, name string, redirectURIs
 	return c, nil
 }
 
-// GetClient implements ClientStore.
-func (s *sqlStore) GetClient(ctx context.Context, clientID string) (Client, error) {
+const clientColumns = `client_id, name, redirect_uris, created_at, first_token_at`
+
+// scanClient reads one row of clientColumns.
+func scanClient(row rowScanner) (Client, error) {
 	var c Client
 	var uris string
-	var created dbTime
-	err := s.db.QueryRowContext(ctx,
-		`SELECT client_id, name, redirect_uris, created_at FROM oauth_clients WHERE client_id = $1`, clientID).
-		Scan(&c.ClientID, &c.Name, &uris, &created)
-	if err != nil {
-		return Client{}, notFound(err, "client")
+	var created, firstToken dbTime
+	if err := row.Scan(&c.ClientID, &c.Name, &uris, &created, &firstToken); err != nil {
+		return Client{}, err
 	}
 	if err := json.Unmarshal([]byte(uris), &c.RedirectURIs); err != nil {
-		return Client{}, fmt.Errorf("client %s: stored redirect_uris: %w", clientID, err)
+		return Client{}, fmt.Errorf("client %s: stored redirect_uris: %w", c.ClientID, err)
 	}
-	c.CreatedAt = created.t
+	c.CreatedAt, c.FirstTokenAt = created.t, firstToken.ptr()
 	return c, nil
 }
 
-// DeleteClient implements ClientStore.
+// GetClient implements ClientStore.
+func (s *sqlStore) GetClient(ctx context.Context, clientID string) (Client, error) {
+	c, err := scanClient(s.db.QueryRowContext(ctx,
+		`SELECT `+clientColumns+` FROM oauth_clients WHERE client_id = $1`, clientID))
+	if err != nil {
+		return Client{}, notFound(err, "client")
+	}
+	return c, nil
+}
+
+// ListClients implements ClientStore.
+func (s *sqlStore) ListClients(ctx context.Context, unusedOnly bool) ([]Client, error) {
+	q := `SELECT ` + clientColumns + ` FROM oauth_clients`
+	if unusedOnly {
+		q += ` WHERE first_token_at IS NULL`
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at, client_id`)
+	if err != nil {
+		return nil, fmt.Errorf("listing clients: %w", err)
+	}
+	defer rows.Close()
+	out := []Client{}
+	for rows.Next() {
+		c, err := scanClient(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing clients: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing clients: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteClient implements ClientStore: the registration goes, and in the
+// same transaction every grant of the client is revoked, so that its
+// tokens (which fosite would otherwise still refresh) stop at once.
 func (s *sqlStore) DeleteClient(ctx context.Context, clientID string) error {
-	res, err := s.exec(ctx, s.db, "deleting client", `DELETE FROM oauth_clients WHERE client_id = $1`, clientID)
-	if err != nil {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := s.exec(ctx, tx, "deleting client", `DELETE FROM oauth_clients WHERE client_id = $1`, clientID)
+		if err != nil {
+			return err
+		}
+		if err := oneRow(res, "client"); err != nil {
+			return err
+		}
+		_, err = s.exec(ctx, tx, "revoking the client's grants",
+			`UPDATE oauth_grants SET revoked_at = $1 WHERE client_id = $2 AND revoked_at IS NULL`, s.d.timeArg(s.now()), clientID)
 		return err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("deleting client: %w", err)
-	}
-	if n == 0 {
-		return fmt.Errorf("%w: client", ErrNotFound)
-	}
-	return nil
+	})
 }

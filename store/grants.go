@@ -157,19 +157,6 @@ func (s *sqlStore) insertToken(ctx context.Context, tx *sql.Tx, grantID string, 
 	return t, nil
 }
 
-// insertPair issues an access and a refresh token in familyID.
-func (s *sqlStore) insertPair(ctx context.Context, tx *sql.Tx, g Grant, familyID string, accessTTL, refreshTTL time.Duration) (TokenPair, error) {
-	access, err := s.insertToken(ctx, tx, g.ID, TokenAccess, familyID, accessTTL)
-	if err != nil {
-		return TokenPair{}, err
-	}
-	refresh, err := s.insertToken(ctx, tx, g.ID, TokenRefresh, familyID, refreshTTL)
-	if err != nil {
-		return TokenPair{}, err
-	}
-	return TokenPair{Access: access, Refresh: refresh, Scopes: g.Scopes}, nil
-}
-
 // IssueAccessToken implements GrantStore.
 func (s *sqlStore) IssueAccessToken(ctx context.Context, grantID string, ttl time.Duration) (IssuedToken, error) {
 	if err := validateTTL("ttl", ttl); err != nil {
@@ -188,27 +175,4 @@ func (s *sqlStore) IssueAccessToken(ctx context.Context, grantID string, ttl tim
 		return IssuedToken{}, err
 	}
 	return t, nil
-}
-
-// IssueTokenPair implements GrantStore.
-func (s *sqlStore) IssueTokenPair(ctx context.Context, grantID string, accessTTL, refreshTTL time.Duration) (TokenPair, error) {
-	if err := validateTTL("access_ttl", accessTTL); err != nil {
-		return TokenPair{}, err
-	}
-	if err := validateTTL("refresh_ttl", refreshTTL); err != nil {
-		return TokenPair{}, err
-	}
-	var pair TokenPair
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		g, err := s.activeGrant(ctx, tx, grantID)
-		if err != nil {
-			return err
-		}
-		pair, err = s.insertPair(ctx, tx, g, newID("fam"), accessTTL, refreshTTL)
-		return err
-	})
-	if err != nil {
-		return TokenPair{}, err
-	}
-	return pair, nil
 }

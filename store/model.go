@@ -132,14 +132,6 @@ type IssuedToken struct {
 	ExpiresAt time.Time
 }
 
-// TokenPair is an access token and the refresh token that renews it.
-type TokenPair struct {
-	Access  IssuedToken
-	Refresh IssuedToken
-	// Scopes are the grant's scopes, for the token response.
-	Scopes []string
-}
-
 // Principal is who an access token speaks for: the grant behind it.
 type Principal struct {
 	GrantID   string
@@ -191,4 +183,8 @@ type Client struct {
 	Name         string
 	RedirectURIs []string
 	CreatedAt    time.Time
+	// FirstTokenAt is when the client first redeemed an authorization code;
+	// nil for a client that never obtained a token, which the purge
+	// deletes once it is older than the unused-client TTL.
+	FirstTokenAt *time.Time
 }

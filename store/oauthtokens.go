@@ -78,105 +78,10 @@ func (s *sqlStore) LookupAccessToken(ctx context.Context, secret string) (Princi
 	}, nil
 }
 
-// RotateRefreshToken implements GrantStore. The whole check-mark-issue step
-// is one transaction, and the mark is a conditional UPDATE, so of two
-// concurrent rotations of the same token exactly one succeeds; the other is
-// treated as reuse.
-func (s *sqlStore) RotateRefreshToken(ctx context.Context, clientID, refreshSecret string, accessTTL, refreshTTL time.Duration) (TokenPair, error) {
-	if err := validateTTL("access_ttl", accessTTL); err != nil {
-		return TokenPair{}, err
-	}
-	if err := validateTTL("refresh_ttl", refreshTTL); err != nil {
-		return TokenPair{}, err
-	}
-	if !strings.HasPrefix(refreshSecret, RefreshTokenPrefix) {
-		return TokenPair{}, fmt.Errorf("%w: refresh token", ErrNotFound)
-	}
-	hash := HashToken(refreshSecret)
-	var pair TokenPair
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		t, err := s.getToken(ctx, tx, hash)
-		if err != nil {
-			return err
-		}
-		if t.kind != TokenRefresh || t.grant.ClientID != clientID {
-			return fmt.Errorf("%w: refresh token", ErrNotFound)
-		}
-		if t.used {
-			return s.revokeFamilyOnReuse(ctx, tx, t.familyID)
-		}
-		if err := s.usable(t, TokenRefresh); err != nil {
-			return err
-		}
-		res, err := s.exec(ctx, tx, "marking refresh token used",
-			`UPDATE oauth_tokens SET used_at = $1
-			  WHERE token_hash = $2 AND used_at IS NULL AND revoked_at IS NULL`,
-			s.d.timeArg(s.now()), hash)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("marking refresh token used: %w", err)
-		} else if n != 1 {
-			// A concurrent rotation won the race after our read.
-			return s.revokeFamilyOnReuse(ctx, tx, t.familyID)
-		}
-		pair, err = s.insertPair(ctx, tx, t.grant, t.familyID, accessTTL, refreshTTL)
-		return err
-	})
-	if err != nil {
-		return TokenPair{}, err
-	}
-	return pair, nil
-}
-
-// revokeFamilyOnReuse revokes every token of a refresh family and returns
-// ErrTokenReused wrapped so that inTx commits the revocation.
-func (s *sqlStore) revokeFamilyOnReuse(ctx context.Context, tx *sql.Tx, familyID string) error {
-	if err := s.revokeFamily(ctx, tx, familyID); err != nil {
-		return err
-	}
-	return errCommitThen{fmt.Errorf("%w: family %s revoked", ErrTokenReused, familyID)}
-}
-
+// revokeFamily revokes every token of a family in tx.
 func (s *sqlStore) revokeFamily(ctx context.Context, tx *sql.Tx, familyID string) error {
 	_, err := s.exec(ctx, tx, "revoking token family",
 		`UPDATE oauth_tokens SET revoked_at = $1 WHERE family_id = $2 AND revoked_at IS NULL`,
 		s.d.timeArg(s.now()), familyID)
 	return err
-}
-
-// RevokeToken implements GrantStore.
-func (s *sqlStore) RevokeToken(ctx context.Context, clientID, secret string) error {
-	hash := HashToken(secret)
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		t, err := s.getToken(ctx, tx, hash)
-		if err != nil {
-			return err
-		}
-		if t.grant.ClientID != clientID {
-			return fmt.Errorf("%w: token", ErrNotFound)
-		}
-		if t.kind == TokenRefresh {
-			return s.revokeFamily(ctx, tx, t.familyID)
-		}
-		_, err = s.exec(ctx, tx, "revoking token",
-			`UPDATE oauth_tokens SET revoked_at = $1 WHERE token_hash = $2 AND revoked_at IS NULL`,
-			s.d.timeArg(s.now()), hash)
-		return err
-	})
-}
-
-// PurgeExpiredTokens implements GrantStore.
-func (s *sqlStore) PurgeExpiredTokens(ctx context.Context, cutoff time.Time) (int64, error) {
-	res, err := s.exec(ctx, s.db, "purging expired tokens",
-		`DELETE FROM oauth_tokens WHERE expires_at < $1`, s.d.timeArg(cutoff))
-	if err != nil {
-		return 0, err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("purging expired tokens: %w", err)
-	}
-	return n, nil
 }

@@ -145,3 +145,7 @@ func (sqliteDialect) forShare() string { return "" }
 // IMMEDIATE, which already holds the database's single write lock, and a
 // second process waits for it through the busy timeout.
 func (sqliteDialect) lockMigrations(context.Context, *sql.Tx) error { return nil }
+
+// tryPurgeLock needs nothing on SQLite either: the purge's IMMEDIATE
+// transaction holds the single write lock, so purges never overlap.
+func (sqliteDialect) tryPurgeLock(context.Context, *sql.Tx) (bool, error) { return true, nil }

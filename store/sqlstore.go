@@ -23,6 +23,10 @@ type dialect interface {
 	// lockMigrations serialises migrations across processes for the rest of
 	// tx.
 	lockMigrations(ctx context.Context, tx *sql.Tx) error
+	// tryPurgeLock takes, for the rest of tx, the lock that lets one
+	// process at a time run the scheduled purge, without waiting: false
+	// means another process holds it.
+	tryPurgeLock(ctx context.Context, tx *sql.Tx) (bool, error)
 	// forShare is the clause that makes a SELECT in a transaction hold its
 	// rows against concurrent change until commit.
 	forShare() string
@@ -61,15 +65,8 @@ type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// errCommitThen, returned by a transaction body, commits the transaction and
-// then returns the wrapped error: for refusals whose side effects must
-// persist, like revoking a refresh family on reuse.
-type errCommitThen struct{ err error }
-
-func (e errCommitThen) Error() string { return e.err.Error() }
-
-// inTx runs fn in a transaction: committed when fn returns nil (or
-// errCommitThen), rolled back otherwise. On SQLite every transaction begins
+// inTx runs fn in a transaction: committed when fn returns nil, rolled
+// back otherwise. On SQLite every transaction begins
 // IMMEDIATE (see sqliteDSN), so read-then-write bodies never deadlock on a
 // lock upgrade.
 func (s *sqlStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
@@ -77,17 +74,12 @@ func (s *sqlStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", s.d.name(), err)
 	}
-	err = fn(tx)
-	var commitThen errCommitThen
-	if err != nil && !errors.As(err, &commitThen) {
+	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
-	if cerr := tx.Commit(); cerr != nil {
-		return s.d.classify(fmt.Errorf("%s: commit: %w", s.d.name(), cerr))
-	}
-	if err != nil {
-		return commitThen.err
+	if err := tx.Commit(); err != nil {
+		return s.d.classify(fmt.Errorf("%s: commit: %w", s.d.name(), err))
 	}
 	return nil
 }

@@ -36,9 +36,10 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrInvalid means an input failed validation; the message names the field.
 	ErrInvalid = errors.New("invalid")
-	// ErrTokenReused means a refresh token was presented after it had already
-	// been rotated. The store has revoked the token's whole family by the time
-	// this is returned; an OAuth token endpoint answers invalid_grant.
+	// ErrTokenReused means an authorization code or a refresh token was
+	// presented after it had already been used. The store has stored
+	// nothing; the caller (the authorization server) revokes the family,
+	// and the token endpoint answers invalid_grant.
 	ErrTokenReused = errors.New("refresh token reused")
 )
 
@@ -125,7 +126,10 @@ type DocumentSourceStore interface {
 }
 
 // GrantStore keeps the OAuth grants of the gateway's authorization server and
-// the access and refresh tokens issued under them (DESIGN §8).
+// resolves the access tokens issued under them (DESIGN §8). Tokens are
+// issued, rotated and revoked by the authorization server through
+// AuthorizationServerStore (the one token lifecycle: fosite → the store);
+// the admin CLI only issues lone access tokens here.
 type GrantStore interface {
 	// CreateGrant records a consent: subject allows clientID the scopes on the
 	// project. The subject must be a member of the project (ErrInvalid
@@ -144,28 +148,10 @@ type GrantStore interface {
 	// IssueAccessToken issues a lone access token (no refresh family) under an
 	// active grant. The secret is in the result and nowhere else.
 	IssueAccessToken(ctx context.Context, grantID string, ttl time.Duration) (IssuedToken, error)
-	// IssueTokenPair issues an access token and a refresh token that starts a
-	// new rotation family, under an active grant: the answer to an
-	// authorization_code exchange.
-	IssueTokenPair(ctx context.Context, grantID string, accessTTL, refreshTTL time.Duration) (TokenPair, error)
 	// LookupAccessToken resolves a bearer secret to its principal. Unknown,
 	// expired or revoked tokens, refresh tokens, and tokens of a revoked grant
 	// are all ErrNotFound.
 	LookupAccessToken(ctx context.Context, secret string) (Principal, error)
-	// RotateRefreshToken atomically marks a refresh token used and issues a
-	// new pair in the same family. A refresh token presented a second time
-	// revokes its whole family (refresh and access tokens) and returns
-	// ErrTokenReused; an unknown, expired or revoked token, one of a revoked
-	// grant, or one presented by another client is ErrNotFound.
-	RotateRefreshToken(ctx context.Context, clientID, refreshSecret string, accessTTL, refreshTTL time.Duration) (TokenPair, error)
-	// RevokeToken revokes a token presented by the client it was issued to
-	// (RFC 7009): an access token alone, a refresh token with its family.
-	// Revoking a revoked token is not an error; an unknown token or one of
-	// another client is ErrNotFound (the endpoint still answers 200).
-	RevokeToken(ctx context.Context, clientID, secret string) error
-	// PurgeExpiredTokens deletes tokens that expired before cutoff and
-	// returns how many. Expired tokens are useless; this only bounds growth.
-	PurgeExpiredTokens(ctx context.Context, cutoff time.Time) (int64, error)
 }
 
 // LegacyTokenStore keeps legacy static project tokens, which carry only the
@@ -189,8 +175,12 @@ type ClientStore interface {
 	RegisterClient(ctx context.Context, name string, redirectURIs []string) (Client, error)
 	// GetClient returns one client or ErrNotFound.
 	GetClient(ctx context.Context, clientID string) (Client, error)
-	// DeleteClient removes a client registration; grants already made keep
-	// working until revoked. Deleting an absent client is ErrNotFound.
+	// ListClients returns the registered clients, oldest first; only those
+	// that never obtained a token if unusedOnly.
+	ListClients(ctx context.Context, unusedOnly bool) ([]Client, error)
+	// DeleteClient removes a client registration and revokes every grant
+	// of the client (and so its tokens). Deleting an absent client is
+	// ErrNotFound.
 	DeleteClient(ctx context.Context, clientID string) error
 }
 
@@ -206,6 +196,7 @@ type Store interface {
 	LegacyTokenStore
 	ClientStore
 	AuthorizationServerStore
+	OAuthPurgeStore
 
 	// Ping checks that the database answers: the readiness probe.
 	Ping(ctx context.Context) error

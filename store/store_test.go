@@ -34,14 +34,14 @@ var suite = []struct {
 	{"source xor and same-project constraints in SQL", testSourceConstraintsInSQL},
 	{"grants and access tokens", testGrantsAndAccessTokens},
 	{"access token expiry", testAccessTokenExpiry},
-	{"refresh rotation and reuse", testRefreshRotation},
-	{"concurrent refresh rotation", testConcurrentRotation},
 	{"token revocation", testTokenRevocation},
 	{"removing a member revokes their grants", testRemoveMemberRevokes},
 	{"legacy tokens", testLegacyTokens},
 	{"oauth clients", testClients},
 	{"secrets are stored only as hashes", testSecretsNeverStored},
-	{"purge expired tokens", testPurgeExpired},
+	{"list and delete clients", testListDeleteClients},
+	{"oauth purge", testOAuthPurge},
+	{"concurrent oauth purges delete each row once", testConcurrentPurges},
 }
 
 func TestStore(t *testing.T) {
@@ -487,8 +487,7 @@ func testGrantsAndAccessTokens(t *testing.T, s store.Store) {
 		t.Error("HasScope wrong")
 	}
 
-	pair := try(s.IssueTokenPair(ctx, g.ID, time.Hour, 24*time.Hour)).must(t)
-	_, err = s.LookupAccessToken(ctx, pair.Refresh.Secret)
+	_, err = s.LookupAccessToken(ctx, store.RefreshTokenPrefix+strings.TrimPrefix(tok.Secret, store.AccessTokenPrefix))
 	wantErr(t, err, store.ErrNotFound) // a refresh token is no bearer
 	_, err = s.LookupAccessToken(ctx, store.AccessTokenPrefix+"forged")
 	wantErr(t, err, store.ErrNotFound)
@@ -501,13 +500,9 @@ func testGrantsAndAccessTokens(t *testing.T, s store.Store) {
 	if revoked.RevokedAt == nil {
 		t.Fatal("RevokeGrant left RevokedAt nil")
 	}
-	for _, secret := range []string{tok.Secret, pair.Access.Secret} {
-		_, err = s.LookupAccessToken(ctx, secret)
-		wantErr(t, err, store.ErrNotFound)
-	}
-	_, err = s.IssueAccessToken(ctx, g.ID, time.Hour)
+	_, err = s.LookupAccessToken(ctx, tok.Secret)
 	wantErr(t, err, store.ErrNotFound)
-	_, err = s.RotateRefreshToken(ctx, "cli_x", pair.Refresh.Secret, time.Hour, time.Hour)
+	_, err = s.IssueAccessToken(ctx, g.ID, time.Hour)
 	wantErr(t, err, store.ErrNotFound)
 	if n := len(try(s.ListGrants(ctx, f.project.ID, false)).must(t)); n != 0 {
 		t.Errorf("ListGrants(active) = %d after revocation", n)
@@ -522,94 +517,24 @@ func testAccessTokenExpiry(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	g := f.grant(t, s, "cli_x", "documents:read")
 	short := try(s.IssueAccessToken(ctx, g.ID, 5*time.Millisecond)).must(t)
-	pair := try(s.IssueTokenPair(ctx, g.ID, time.Hour, 5*time.Millisecond)).must(t)
+	long := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
 	time.Sleep(20 * time.Millisecond)
 	_, err := s.LookupAccessToken(ctx, short.Secret)
 	wantErr(t, err, store.ErrNotFound)
-	_, err = s.RotateRefreshToken(ctx, "cli_x", pair.Refresh.Secret, time.Hour, time.Hour)
-	wantErr(t, err, store.ErrNotFound)
-	try(s.LookupAccessToken(ctx, pair.Access.Secret)).must(t) // still within its hour
+	try(s.LookupAccessToken(ctx, long.Secret)).must(t) // still within its hour
 }
 
-func testRefreshRotation(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	f := newFixture(t, s)
-	g := f.grant(t, s, "cli_x", "documents:read")
-	first := try(s.IssueTokenPair(ctx, g.ID, time.Hour, 24*time.Hour)).must(t)
-	if first.Refresh.FamilyID == "" || first.Access.FamilyID != first.Refresh.FamilyID {
-		t.Fatalf("pair families: %q, %q", first.Access.FamilyID, first.Refresh.FamilyID)
-	}
-	_, err := s.RotateRefreshToken(ctx, "cli_other", first.Refresh.Secret, time.Hour, time.Hour)
-	wantErr(t, err, store.ErrNotFound) // bound to its client; not a reuse
-
-	second := try(s.RotateRefreshToken(ctx, "cli_x", first.Refresh.Secret, time.Hour, 24*time.Hour)).must(t)
-	if second.Refresh.FamilyID != first.Refresh.FamilyID || second.Refresh.Secret == first.Refresh.Secret {
-		t.Fatalf("rotation: %+v", second)
-	}
-	if !slices.Equal(second.Scopes, g.Scopes) {
-		t.Errorf("rotated scopes %q, want %q", second.Scopes, g.Scopes)
-	}
-	try(s.LookupAccessToken(ctx, second.Access.Secret)).must(t)
-	third := try(s.RotateRefreshToken(ctx, "cli_x", second.Refresh.Secret, time.Hour, 24*time.Hour)).must(t)
-
-	// Replaying a rotated token is reuse: the whole family dies.
-	_, err = s.RotateRefreshToken(ctx, "cli_x", first.Refresh.Secret, time.Hour, time.Hour)
-	wantErr(t, err, store.ErrTokenReused)
-	for _, secret := range []string{first.Access.Secret, second.Access.Secret, third.Access.Secret} {
-		_, err := s.LookupAccessToken(ctx, secret)
-		wantErr(t, err, store.ErrNotFound)
-	}
-	_, err = s.RotateRefreshToken(ctx, "cli_x", third.Refresh.Secret, time.Hour, time.Hour)
-	wantErr(t, err, store.ErrNotFound) // revoked, never used
-
-	// Other families of the same grant live on.
-	other := try(s.IssueTokenPair(ctx, g.ID, time.Hour, time.Hour)).must(t)
-	try(s.RotateRefreshToken(ctx, "cli_x", other.Refresh.Secret, time.Hour, time.Hour)).must(t)
-}
-
-func testConcurrentRotation(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	f := newFixture(t, s)
-	g := f.grant(t, s, "cli_x", "documents:read")
-	pair := try(s.IssueTokenPair(ctx, g.ID, time.Hour, time.Hour)).must(t)
-	const n = 6
-	var wg sync.WaitGroup
-	results := make([]error, n)
-	winners := make([]store.TokenPair, n)
-	for i := range n {
-		wg.Go(func() {
-			winners[i], results[i] = s.RotateRefreshToken(ctx, "cli_x", pair.Refresh.Secret, time.Hour, time.Hour)
-		})
-	}
-	wg.Wait()
-	ok := 0
-	for i, err := range results {
-		switch {
-		case err == nil:
-			ok++
-			// The losers' reuse revoked the winner's new tokens too.
-			_, lerr := s.LookupAccessToken(ctx, winners[i].Access.Secret)
-			wantErr(t, lerr, store.ErrNotFound)
-		case errors.Is(err, store.ErrTokenReused):
-		default:
-			t.Errorf("rotation %d: %v", i, err)
-		}
-	}
-	if ok != 1 {
-		t.Errorf("%d concurrent rotations succeeded, want exactly 1", ok)
-	}
-}
-
+// testTokenRevocation is revocation as the authorization server does it
+// (fosite → RevokeTokenHash for a lone access token, RevokeTokenFamily for
+// an authorization): idempotent, and nothing else is touched.
 func testTokenRevocation(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	f := newFixture(t, s)
 	g := f.grant(t, s, "cli_x", "documents:read")
 	a := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
 	b := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
-	wantErr(t, s.RevokeToken(ctx, "cli_other", a.Secret), store.ErrNotFound)
-	try(s.LookupAccessToken(ctx, a.Secret)).must(t)
 	for range 2 { // idempotent
-		if err := s.RevokeToken(ctx, "cli_x", a.Secret); err != nil {
+		if err := s.RevokeTokenHash(ctx, store.HashToken(a.Secret)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -617,15 +542,30 @@ func testTokenRevocation(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrNotFound)
 	try(s.LookupAccessToken(ctx, b.Secret)).must(t)
 
-	pair := try(s.IssueTokenPair(ctx, g.ID, time.Hour, time.Hour)).must(t)
-	if err := s.RevokeToken(ctx, "cli_x", pair.Refresh.Secret); err != nil {
+	c, _ := newCode(t, s, "documents:read")
+	access, refresh, hashed := pair(t)
+	if err := s.RedeemAuthorizationCode(ctx, c.CodeHash, hashed...); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.LookupAccessToken(ctx, pair.Access.Secret)
-	wantErr(t, err, store.ErrNotFound) // revoking a refresh token revokes its family
-	_, err = s.RotateRefreshToken(ctx, "cli_x", pair.Refresh.Secret, time.Hour, time.Hour)
-	wantErr(t, err, store.ErrNotFound)
-	wantErr(t, s.RevokeToken(ctx, "cli_x", "agw_at_unknown"), store.ErrNotFound)
+	other, _ := newCode(t, s, "documents:read")
+	otherAccess, _, otherHashed := pair(t)
+	if err := s.RedeemAuthorizationCode(ctx, other.CodeHash, otherHashed...); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.RevokeTokenFamily(ctx, c.RequestID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = s.LookupAccessToken(ctx, access)
+	wantErr(t, err, store.ErrNotFound) // the family's access token
+	if rec := try(s.GetToken(ctx, store.HashToken(refresh))).must(t); !rec.Revoked {
+		t.Fatal("the family's refresh token is not revoked")
+	}
+	_, _, again := pair(t)
+	wantErr(t, s.RotateRefreshTokenHash(ctx, store.HashToken(refresh), again...), store.ErrTokenReused)
+	try(s.LookupAccessToken(ctx, otherAccess)).must(t) // another family lives on
+	wantErr(t, s.RevokeTokenFamily(ctx, ""), store.ErrInvalid)
 }
 
 func testRemoveMemberRevokes(t *testing.T, s store.Store) {
@@ -707,10 +647,17 @@ func testSecretsNeverStored(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	g := f.grant(t, s, "cli_x", "documents:read")
 	lone := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
-	pair := try(s.IssueTokenPair(ctx, g.ID, time.Hour, time.Hour)).must(t)
-	rotated := try(s.RotateRefreshToken(ctx, "cli_x", pair.Refresh.Secret, time.Hour, time.Hour)).must(t)
+	c, _ := newCode(t, s, "documents:read")
+	access, refresh, hashed := pair(t)
+	if err := s.RedeemAuthorizationCode(ctx, c.CodeHash, hashed...); err != nil {
+		t.Fatal(err)
+	}
+	access2, refresh2, hashed2 := pair(t)
+	if err := s.RotateRefreshTokenHash(ctx, store.HashToken(refresh), hashed2...); err != nil {
+		t.Fatal(err)
+	}
 	legacy := try(s.IssueLegacyToken(ctx, f.project.ID, []string{"memory"})).must(t)
-	secrets := []string{lone.Secret, pair.Access.Secret, pair.Refresh.Secret, rotated.Access.Secret, rotated.Refresh.Secret, legacy.Secret}
+	secrets := []string{lone.Secret, access, refresh, access2, refresh2, legacy.Secret}
 
 	dump := dumpTables(t, s)
 	for _, secret := range secrets {
@@ -780,19 +727,4 @@ func dumpTables(t *testing.T, s store.Store) string {
 		rows.Close()
 	}
 	return b.String()
-}
-
-func testPurgeExpired(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	f := newFixture(t, s)
-	g := f.grant(t, s, "cli_x", "documents:read")
-	expired := try(s.IssueAccessToken(ctx, g.ID, time.Millisecond)).must(t)
-	live := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
-	time.Sleep(5 * time.Millisecond)
-	if n := try(s.PurgeExpiredTokens(ctx, time.Now())).must(t); n < 1 {
-		t.Errorf("purged %d tokens, want at least 1", n)
-	}
-	_, err := s.LookupAccessToken(ctx, expired.Secret)
-	wantErr(t, err, store.ErrNotFound)
-	try(s.LookupAccessToken(ctx, live.Secret)).must(t)
 }

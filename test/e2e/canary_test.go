@@ -1,14 +1,14 @@
 package e2e
 
 import (
-	"context"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/store/storetest"
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
+	"github.com/agent-gateway/agent-gateway/test/oidcprovider"
 )
 
 // Credential hygiene. Every e2e stack registers its secrets as canaries
@@ -38,45 +38,59 @@ func TestCanaryScanSeesToolErrors(t *testing.T) {
 }
 
 // TestCanaryOAuthTokens: the gateway's own OAuth secrets never appear in
-// its outputs. A refresh token (the store issues one with every
-// authorization_code exchange) presented as a bearer is refused as
-// invalid_token, and neither it nor its access token reaches a log, a
-// response or /metrics (the stack's canary scan).
-//
-// Hook for issue 6: when /oauth/authorize and /oauth/token exist, add the
-// authorization code and the refresh token each test obtains with
-// s.canaries.Add (or AddPattern their shared prefix), and drive
-// /oauth/token with a code used twice and a rotated refresh token reused.
+// its outputs. An authorization through the live path (registration,
+// authorize, login, consent, /oauth/token) yields a code, an access token
+// and a refresh token; the refresh token presented as a bearer is refused
+// as invalid_token, the access token reads, and none of the three reaches
+// a log, a response or /metrics (the stack's canary scan).
 func TestCanaryOAuthTokens(t *testing.T) {
-	s := newDocStack(t, storetest.SQLiteURL(t), stackOptions{})
+	idp := startIdP(t)
+	s := newDocStack(t, storetest.SQLiteURL(t), stackOptions{env: oidcEnv(idp, nil)})
+	idp.AddClient(oidcprovider.Client{ID: idpClientID, Secret: idpClientSecret, RedirectURIs: []string{s.gw.URL + "/oauth/callback"}})
 	grant := s.admin(t, "create-grant", "--project-id", s.projectA, "--subject", "alice", "--scopes", "documents:read")
 	s.canaries.Add("the admin CLI's access token", grant["access_token"].(string))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	st, err := store.Open(ctx, s.dbURL, s.dataDir)
-	if err != nil {
-		t.Fatal(err)
+	status, clientID := registerClient(t, s.gw.URL, nil)
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d", status)
 	}
-	defer st.Close()
-	pair, err := st.IssueTokenPair(ctx, grant["grant_id"].(string), time.Minute, time.Hour)
-	if err != nil {
-		t.Fatal(err)
+	code, verifier := headlessCode(t, s.gw.URL, clientID)
+	s.canaries.Add("an authorization code", code)
+	status, tok := tokenGrant(t, s.gw.URL, url.Values{
+		"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {headlessRedirect},
+		"client_id": {clientID}, "code_verifier": {verifier}, "resource": {s.gw.URL + "/mcp/documents"},
+	})
+	access, _ := tok["access_token"].(string)
+	refresh, _ := tok["refresh_token"].(string)
+	if status != http.StatusOK || access == "" || refresh == "" {
+		t.Fatalf("token: %d %v", status, tok)
 	}
-	s.canaries.Add("a refresh token", pair.Refresh.Secret)
-	s.canaries.Add("the access token of a token pair", pair.Access.Secret)
+	s.canaries.Add("a refresh token", refresh)
+	s.canaries.Add("an access token from /oauth/token", access)
 	endpoint := s.gw.URL + "/mcp/documents"
-	resp, body := rawCall(t, endpoint, pair.Refresh.Secret, "runtime_bootstrap_get", map[string]any{})
+	resp, body := rawCall(t, endpoint, refresh, "runtime_bootstrap_get", map[string]any{})
 	s.gw.Record(body)
 	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 		t.Fatalf("a refresh token as a bearer: %d %q %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
 	}
-	resp, body = rawCall(t, endpoint, pair.Access.Secret, "runtime_bootstrap_get", map[string]any{})
+	resp, body = rawCall(t, endpoint, access, "runtime_bootstrap_get", map[string]any{})
 	s.gw.Record(body)
 	if resp.StatusCode != 200 || strings.Contains(body, `"isError":true`) {
-		t.Fatalf("the pair's access token: %d %s", resp.StatusCode, body)
+		t.Fatalf("the access token: %d %s", resp.StatusCode, body)
 	}
-	cs := s.session(t, pair.Access.Secret)
+	cs := s.session(t, access)
 	if out, isErr := callTool(t, cs, "git_document_get", map[string]any{"source_id": s.sources[s.docs.Readme]}); isErr {
-		t.Fatalf("read with the pair's access token: %v", out)
+		t.Fatalf("read with the access token: %v", out)
+	}
+	// A second use of the code is refused and revokes what it issued.
+	status, again := tokenGrant(t, s.gw.URL, url.Values{
+		"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {headlessRedirect},
+		"client_id": {clientID}, "code_verifier": {verifier},
+	})
+	s.gw.Record(mustJSON(t, again))
+	if status != http.StatusBadRequest || again["error"] != "invalid_grant" {
+		t.Fatalf("replayed code: %d %v", status, again)
+	}
+	if resp, _ := rawCall(t, endpoint, access, "runtime_bootstrap_get", map[string]any{}); resp.StatusCode != 401 {
+		t.Fatalf("the access token after a replayed code: %d, want 401", resp.StatusCode)
 	}
 }
