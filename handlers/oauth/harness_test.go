@@ -58,9 +58,11 @@ type harness struct {
 }
 
 type harnessOptions struct {
-	codeTTL       time.Duration
-	unconfigured  bool
-	registrations int
+	codeTTL        time.Duration
+	unconfigured   bool
+	registrations  int
+	authorizations int
+	refused        func(endpoint, reason string)
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -85,7 +87,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	h.resource = h.gw.URL + "/mcp/documents"
 	cfg := oauth.Config{
 		Issuer: h.gw.URL, Resource: h.resource, Scopes: testScopes, Store: h.st, CodeTTL: o.codeTTL,
-		RegistrationsPerMinute: o.registrations,
+		RegistrationsPerMinute: o.registrations, AuthorizationsPerMinute: o.authorizations, Refused: o.refused,
 	}
 	if !o.unconfigured {
 		cfg.IdentityProvider = oauth.NewIdentityProvider(oauth.IdentityProviderConfig{

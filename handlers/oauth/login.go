@@ -98,7 +98,10 @@ func (s *Server) parseAuthorization(ctx context.Context, q url.Values) (fosite.A
 // unknown client or unregistered redirect URI must not be redirected to).
 func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, err error) {
 	s.logProtocolError("authorization refused", err)
-	if ar == nil || !ar.IsRedirectURIValid() {
+	// Only query responses are sent: fosite's form_post answer is a page
+	// with inline script (knownParams keeps response_mode from reaching
+	// fosite; this is the second lock).
+	if ar == nil || !ar.IsRedirectURIValid() || (ar.GetResponseMode() != fosite.ResponseModeQuery && ar.GetResponseMode() != fosite.ResponseModeDefault) {
 		e := fosite.ErrorToRFC6749Error(err)
 		msg := e.DescriptionField
 		if e.HintField != "" {
@@ -114,6 +117,24 @@ func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosit
 	s.provider.WriteAuthorizeError(r.Context(), w, ar, err)
 }
 
+// refuseParams answers an authorization request knownParams refused: on
+// the client's redirect URI when the rest of the request makes it
+// trustworthy (fosite validates client and redirect URI), else on a page.
+func (s *Server) refuseParams(w http.ResponseWriter, r *http.Request, q url.Values, p *paramProblem) {
+	e := &fosite.RFC6749Error{ErrorField: p.code, DescriptionField: "The authorization request is not valid.", CodeField: http.StatusBadRequest}
+	e = e.WithHint(p.hint)
+	if !p.trustsRedirect() {
+		s.authorizeError(w, r, nil, e)
+		return
+	}
+	ar, err := s.parseAuthorization(r.Context(), q)
+	if err != nil && (ar == nil || !ar.IsRedirectURIValid()) {
+		s.authorizeError(w, r, ar, err)
+		return
+	}
+	s.authorizeError(w, r, ar, e)
+}
+
 // authorize is /oauth/authorize.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -121,12 +142,14 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, "This authorization request is not valid", "The request could not be parsed.")
 		return
 	}
-	q := url.Values{}
-	for k, v := range r.Form {
-		q[k] = slices.Clone(v)
-	}
+	q, problem := knownParams(r.Form)
 	if strings.TrimSpace(q.Get("scope")) == "" {
 		q.Set("scope", strings.Join(s.scopeNames(), " "))
+	}
+	if problem != nil {
+		s.refused(limitAuthorize, problem.reason)
+		s.refuseParams(w, r, q, problem)
+		return
 	}
 	ar, err := s.parseAuthorization(ctx, q)
 	if err != nil {

@@ -75,8 +75,19 @@ type Config struct {
 	// Zero lifetimes take the defaults above.
 	AccessTokenTTL, RefreshTokenTTL, CodeTTL, LoginTTL time.Duration
 	// RegistrationsPerMinute bounds RFC 7591 registrations per client IP;
-	// zero means 20.
+	// zero means DefaultRegistrationsPerMinute.
 	RegistrationsPerMinute int
+	// AuthorizationsPerMinute bounds /oauth/authorize requests (each may
+	// store a login session) per client IP; zero means
+	// DefaultAuthorizationsPerMinute.
+	AuthorizationsPerMinute int
+	// NewCounter returns the counter of one per-address limit ("authorize",
+	// "register"), shared between replicas (Redis); nil counts in memory,
+	// per process.
+	NewCounter func(limit string) httprate.LimitCounter
+	// Refused, if set, is told each refusal of a limit or a bound, by
+	// endpoint and reason (metrics).
+	Refused func(endpoint, reason string)
 }
 
 // Server is the authorization server.
@@ -103,7 +114,10 @@ func New(cfg Config) *Server {
 		cfg.LoginTTL = DefaultLoginTTL
 	}
 	if cfg.RegistrationsPerMinute == 0 {
-		cfg.RegistrationsPerMinute = 20
+		cfg.RegistrationsPerMinute = DefaultRegistrationsPerMinute
+	}
+	if cfg.AuthorizationsPerMinute == 0 {
+		cfg.AuthorizationsPerMinute = DefaultAuthorizationsPerMinute
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -158,27 +172,39 @@ func (s *Server) Routes() http.Handler {
 	r.Use(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+			// Every answer gets a CSP that allows nothing, whoever writes
+			// it (fosite writes some); the pages of web/ replace it with
+			// theirs, which allows their stylesheet and nothing more.
+			w.Header().Set("Content-Security-Policy", strictCSP)
+			w.Header().Set("X-Content-Type-Options", "nosniff")
 			next.ServeHTTP(w, r)
 		})
 	})
-	limit := httprate.LimitBy(s.cfg.RegistrationsPerMinute, time.Minute, clientIPKey,
-		httprate.WithLimitHandler(func(w http.ResponseWriter, _ *http.Request) {
-			writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations from this address; try again in a minute")
-		}))
+	registerLimit := s.perAddress(limitRegister, s.cfg.RegistrationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations from this address; try again in a minute")
+	})
+	authorizeLimit := s.perAddress(limitAuthorize, s.cfg.AuthorizationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
+		s.errorPage(w, http.StatusTooManyRequests, "Too many sign-in attempts",
+			"Too many authorization requests came from this address. Try again in a minute.")
+	})
 	r.Group(func(r chi.Router) {
 		r.Use(CORS)
-		r.With(limit).Post("/register", s.guardJSON(s.register))
+		r.With(registerLimit).Post("/register", s.guardJSON(s.register))
 		r.Post("/token", s.guardJSON(s.token))
 		r.Post("/revoke", s.guardJSON(s.revoke))
 		r.Options("/{endpoint:register|token|revoke}", func(http.ResponseWriter, *http.Request) {})
 	})
-	r.Get("/authorize", s.guardPage(s.authorize))
-	r.Post("/authorize", s.guardPage(s.authorize))
+	r.With(authorizeLimit).Get("/authorize", s.guardPage(s.authorize))
+	r.With(authorizeLimit).Post("/authorize", s.guardPage(s.authorize))
 	r.Get("/callback", s.guardPage(s.callback))
 	r.Get("/consent", s.guardPage(s.consentPage))
 	r.Post("/consent", s.guardPage(s.consentAnswer))
 	return r
 }
+
+// strictCSP is the policy of every /oauth answer that is not one of the
+// gateway's own pages: no script, no style, no framing, no form target.
+const strictCSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 // maxBodyBytes bounds every OAuth request body: forms and registration
 // documents are small.

@@ -1,0 +1,145 @@
+package oauth_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agent-gateway/agent-gateway/store"
+)
+
+// sessionQuery returns the authorization request stored in the browser's
+// login session.
+func (h *harness) sessionQuery(t *testing.T, b *browser) string {
+	t.Helper()
+	u, _ := url.Parse(h.gw.URL)
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == "agw_login" {
+			ls, err := h.st.GetLoginSession(context.Background(), store.HashToken(c.Value))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ls.AuthorizeQuery
+		}
+	}
+	t.Fatal("no login session cookie")
+	return ""
+}
+
+// TestAuthorizeBounds: /oauth/authorize keeps only the parameters it
+// reads, each bounded; refuses userinfo in the redirect URI (as
+// registration does) and any response mode but query; and every answer
+// carries a CSP without script.
+func TestAuthorizeBounds(t *testing.T) {
+	var mu sync.Mutex
+	refusals := map[string]int{}
+	h := newHarness(t, harnessOptions{refused: func(endpoint, reason string) {
+		mu.Lock()
+		refusals[endpoint+"/"+reason]++
+		mu.Unlock()
+	}})
+
+	t.Run("unknown parameters are not stored", func(t *testing.T) {
+		b := newBrowser(t)
+		a := h.newAuthz()
+		for i := 0; i < 20; i++ {
+			a.params.Set("junk"+strings.Repeat("k", i), strings.Repeat("x", 700))
+		}
+		a.params.Set("response_mode", "query")
+		if p := h.start(t, b, a); p.status != http.StatusOK || !strings.Contains(p.body, "Sign in") {
+			t.Fatalf("want the provider's login form, got %d", p.status)
+		}
+		q := h.sessionQuery(t, b)
+		if strings.Contains(q, "junk") || strings.Contains(q, "response_mode") || len(q) > 1024 {
+			t.Fatalf("stored authorization request (%d bytes): %s", len(q), q)
+		}
+	})
+	t.Run("oversized state is refused to the client", func(t *testing.T) {
+		a := h.newAuthz()
+		a.params.Set("state", strings.Repeat("s", 2049))
+		p := h.start(t, newBrowser(t), a)
+		if p.location == nil || p.location.Query().Get("error") != "invalid_request" || !strings.Contains(p.location.Query().Get("error_description"), "state") {
+			t.Fatalf("want a redirect with invalid_request naming state, got %d to %v", p.status, p.location)
+		}
+	})
+	for _, tc := range []struct{ name, param, value string }{
+		{"redirect URI with userinfo", "redirect_uri", "http://evil@127.0.0.1:9999/callback"},
+		{"redirect URI with userinfo and the registered port", "redirect_uri", "http://evil@127.0.0.1:9/callback"},
+		{"oversized client_id", "client_id", strings.Repeat("c", 129)},
+		{"oversized redirect URI", "redirect_uri", "http://127.0.0.1:9/callback?" + strings.Repeat("p", 2048)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := h.newAuthz()
+			a.params.Set(tc.param, tc.value)
+			b := newBrowser(t)
+			p := h.start(t, b, a)
+			if p.location != nil || p.status != http.StatusBadRequest || !strings.Contains(p.body, "not valid") {
+				t.Fatalf("want an error page and no redirect, got %d to %v", p.status, p.location)
+			}
+			u, _ := url.Parse(h.gw.URL)
+			if len(b.c.Jar.Cookies(u)) != 0 {
+				t.Fatal("a refused request started a login session")
+			}
+		})
+	}
+	t.Run("form_post is refused in query mode, without script", func(t *testing.T) {
+		a := h.newAuthz()
+		a.params.Set("response_mode", "form_post")
+		resp, err := newBrowser(t).c.Get(h.gw.URL + "/oauth/authorize?" + a.params.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(t, resp)
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		if resp.StatusCode != http.StatusSeeOther || loc.Query().Get("error") != "unsupported_response_mode" || loc.Query().Get("state") != a.state {
+			t.Fatalf("form_post: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		if strings.Contains(body, "<script") || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Fatalf("answer with script or without CSP: %q %s", resp.Header.Get("Content-Security-Policy"), body)
+		}
+	})
+	t.Run("form_post with an unknown client gets a page, not a form", func(t *testing.T) {
+		a := h.newAuthz()
+		a.params.Set("response_mode", "form_post")
+		a.params.Set("client_id", "cli_unknown")
+		p := h.start(t, newBrowser(t), a)
+		if p.status/100 != 4 || strings.Contains(p.body, "<script") || strings.Contains(p.body, "<form") {
+			t.Fatalf("got %d:\n%s", p.status, p.body)
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, k := range []string{"authorize/oversized_parameter", "authorize/invalid_redirect_uri", "authorize/unsupported_response_mode"} {
+		if refusals[k] == 0 {
+			t.Errorf("refusal %s not counted (%v)", k, refusals)
+		}
+	}
+}
+
+// TestAuthorizeRateLimit: authorization requests are bounded per address
+// (each may store a login session); past the limit, 429 with Retry-After
+// and nothing stored.
+func TestAuthorizeRateLimit(t *testing.T) {
+	h := newHarness(t, harnessOptions{authorizations: 3})
+	for i := 0; i < 3; i++ {
+		if p := h.start(t, newBrowser(t), h.newAuthz()); p.status != http.StatusOK {
+			t.Fatalf("authorization %d within the limit: %d", i, p.status)
+		}
+	}
+	b := newBrowser(t)
+	resp, err := b.c.Get(h.gw.URL + "/oauth/authorize?" + h.newAuthz().params.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(t, resp)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "Too many") {
+		t.Fatalf("fourth authorization in a minute: %d Retry-After=%q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	u, _ := url.Parse(h.gw.URL)
+	if len(b.c.Jar.Cookies(u)) != 0 {
+		t.Fatal("a refused authorization started a login session")
+	}
+}

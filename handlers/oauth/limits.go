@@ -1,0 +1,64 @@
+package oauth
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/httprate"
+)
+
+// The two endpoints anyone may call that make the gateway store something
+// — /oauth/authorize (a login session) and /oauth/register (a client) —
+// are limited per client address. With Config.NewCounter the counts live
+// in Redis, so every replica spends from one limit per address (DESIGN §4).
+
+// Default per-address limits.
+const (
+	DefaultAuthorizationsPerMinute = 60
+	DefaultRegistrationsPerMinute  = 20
+)
+
+// limitEndpoint names a limited endpoint: the Redis counter and the
+// metrics label.
+type limitEndpoint string
+
+const (
+	limitAuthorize limitEndpoint = "authorize"
+	limitRegister  limitEndpoint = "register"
+)
+
+// refused tells the metrics that an endpoint refused a request.
+func (s *Server) refused(endpoint limitEndpoint, reason string) {
+	if s.cfg.Refused != nil {
+		s.cfg.Refused(string(endpoint), reason)
+	}
+}
+
+// perAddress returns the middleware that lets perMinute requests a minute
+// from one client address through to an endpoint and answers the rest with
+// refuse, after setting Retry-After. A counter that fails (Redis
+// unreachable) refuses too: fail closed.
+func (s *Server) perAddress(endpoint limitEndpoint, perMinute int, refuse http.HandlerFunc) func(http.Handler) http.Handler {
+	opts := []httprate.Option{httprate.WithErrorHandler(func(w http.ResponseWriter, _ *http.Request, err error) {
+		s.cfg.Log.Warn("OAuth rate limit counter failed; refusing", "endpoint", string(endpoint), "error", err.Error())
+	})}
+	if s.cfg.NewCounter != nil {
+		opts = append(opts, httprate.WithLimitCounter(s.cfg.NewCounter(string(endpoint))))
+	}
+	lim := httprate.NewRateLimiter(perMinute, time.Minute, opts...)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ip, _ := clientIPKey(r)
+			if lim.OnLimit(w, r, string(endpoint)+":"+ip) {
+				if w.Header().Get("Retry-After") == "" {
+					w.Header().Set("Retry-After", strconv.Itoa(1))
+				}
+				s.refused(endpoint, "rate_limited")
+				refuse(w, r)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

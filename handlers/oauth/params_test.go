@@ -1,0 +1,84 @@
+package oauth
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestKnownParams(t *testing.T) {
+	valid := func() url.Values {
+		return url.Values{
+			"response_type": {"code"}, "client_id": {"cli_x"}, "redirect_uri": {"http://127.0.0.1:9/cb"},
+			"scope": {"documents:read"}, "state": {"st-12345678"}, "code_challenge": {strings.Repeat("a", 43)},
+			"code_challenge_method": {"S256"}, "resource": {"https://gw.example/mcp/documents"},
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		edit   func(q url.Values)
+		param  string // the refused parameter, "" for none
+		reason string
+		kept   func(q url.Values) bool
+	}{
+		{name: "valid request kept whole", edit: func(url.Values) {}, kept: func(q url.Values) bool { return len(q) == 8 }},
+		{name: "unknown parameters dropped", edit: func(q url.Values) {
+			q.Set("junk", strings.Repeat("x", 15000))
+			q.Set("nonce", "n")
+			q.Set("prompt", "login")
+		}, kept: func(q url.Values) bool { return q.Get("junk") == "" && q.Get("nonce") == "" && len(q) == 8 }},
+		{name: "response_mode query accepted and not kept", edit: func(q url.Values) { q.Set("response_mode", "query") },
+			kept: func(q url.Values) bool { return !q.Has("response_mode") }},
+		{name: "state at the limit", edit: func(q url.Values) { q.Set("state", strings.Repeat("s", 2048)) },
+			kept: func(q url.Values) bool { return len(q.Get("state")) == 2048 }},
+		{name: "state one over", edit: func(q url.Values) { q.Set("state", strings.Repeat("s", 2049)) },
+			param: "state", reason: "oversized_parameter", kept: func(q url.Values) bool { return !q.Has("state") && q.Has("client_id") }},
+		{name: "scope one over", edit: func(q url.Values) { q.Set("scope", strings.Repeat("s", 1025)) }, param: "scope", reason: "oversized_parameter"},
+		{name: "code_challenge one over", edit: func(q url.Values) { q.Set("code_challenge", strings.Repeat("c", 129)) }, param: "code_challenge", reason: "oversized_parameter"},
+		{name: "client_id one over", edit: func(q url.Values) { q.Set("client_id", strings.Repeat("c", 129)) }, param: "client_id", reason: "oversized_parameter"},
+		{name: "redirect_uri one over", edit: func(q url.Values) {
+			q.Set("redirect_uri", "https://a.example/"+strings.Repeat("p", 2049-len("https://a.example/")))
+		},
+			param: "redirect_uri", reason: "oversized_parameter"},
+		{name: "redirect_uri with userinfo", edit: func(q url.Values) { q.Set("redirect_uri", "http://evil@127.0.0.1:9999/cb") },
+			param: "redirect_uri", reason: "invalid_redirect_uri"},
+		{name: "redirect_uri with a fragment", edit: func(q url.Values) { q.Set("redirect_uri", "http://127.0.0.1:9/cb#x") },
+			param: "redirect_uri", reason: "invalid_redirect_uri"},
+		{name: "repeated state", edit: func(q url.Values) { q.Add("state", "other-state") }, param: "state", reason: "repeated_parameter"},
+		{name: "repeated client_id", edit: func(q url.Values) { q.Add("client_id", "cli_y") }, param: "client_id", reason: "repeated_parameter"},
+		{name: "two resources kept for invalid_target", edit: func(q url.Values) { q.Add("resource", "https://x.example/") },
+			kept: func(q url.Values) bool { return len(q["resource"]) == 2 }},
+		{name: "many resources bounded", edit: func(q url.Values) {
+			for i := 0; i < 50; i++ {
+				q.Add("resource", "https://x.example/")
+			}
+		}, kept: func(q url.Values) bool { return len(q["resource"]) == 2 }},
+		{name: "form_post refused", edit: func(q url.Values) { q.Set("response_mode", "form_post") }, param: "response_mode", reason: "unsupported_response_mode"},
+		{name: "fragment refused", edit: func(q url.Values) { q.Set("response_mode", "fragment") }, param: "response_mode", reason: "unsupported_response_mode"},
+		{name: "client problems first", edit: func(q url.Values) {
+			q.Set("state", strings.Repeat("s", 5000))
+			q.Set("client_id", strings.Repeat("c", 5000))
+		}, param: "client_id", reason: "oversized_parameter"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := valid()
+			tc.edit(in)
+			out, p := knownParams(in)
+			switch {
+			case tc.param == "" && p != nil:
+				t.Fatalf("refused %+v", p)
+			case tc.param != "" && (p == nil || p.param != tc.param || p.reason != tc.reason):
+				t.Fatalf("problem %+v, want %s/%s", p, tc.param, tc.reason)
+			}
+			if tc.param != "" && out.Has(tc.param) && tc.param != "response_mode" {
+				t.Errorf("the refused %s was kept", tc.param)
+			}
+			if tc.kept != nil && !tc.kept(out) {
+				t.Errorf("kept %v", out)
+			}
+			if len(out.Encode()) > 9000 {
+				t.Errorf("kept %d bytes", len(out.Encode()))
+			}
+		})
+	}
+}
