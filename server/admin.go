@@ -55,6 +55,8 @@ var adminCommands = []adminCommand{
 	{"issue-access-token", "issue another access token under an active grant (prints it once)", adminIssueAccessToken},
 	{"list-grants", "list a project's grants", adminListGrants},
 	{"revoke-grant", "revoke a grant and every token issued under it", adminRevokeGrant},
+	{"list-clients", "list registered OAuth clients (--unused: those that never obtained a token)", adminListClients},
+	{"delete-client", "delete an OAuth client registration and revoke its grants", adminDeleteClient},
 }
 
 func adminUsage() string {

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"net/url"
 	"time"
+
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 )
 
 // Config is the gateway's whole configuration after defaults, the YAML
@@ -52,6 +54,17 @@ type Config struct {
 	OIDCClientSecret     string // env only
 	OIDCClientSecretFile string
 	OIDCScopes           []string
+
+	// OAuth bounds what anonymous callers can make the authorization
+	// server hold (DESIGN §4): per-address limits on the two endpoints
+	// that store rows, and how long rows live before the purge removes
+	// them.
+	OAuthAuthorizePerMinute    int
+	OAuthRegisterPerMinute     int
+	OAuthLoginTTL              time.Duration
+	OAuthUnusedClientTTL       time.Duration
+	OAuthRevokedGrantRetention time.Duration
+	OAuthPurgeInterval         time.Duration
 }
 
 // Default returns the zero-config configuration: loopback listener,
@@ -72,6 +85,13 @@ func Default() Config {
 		WritePerMinute:    60,
 		CursorTTL:         15 * time.Minute,
 		OIDCScopes:        defaultOIDCScopes,
+
+		OAuthAuthorizePerMinute:    oauth.DefaultAuthorizationsPerMinute,
+		OAuthRegisterPerMinute:     oauth.DefaultRegistrationsPerMinute,
+		OAuthLoginTTL:              oauth.DefaultLoginTTL,
+		OAuthUnusedClientTTL:       24 * time.Hour,
+		OAuthRevokedGrantRetention: 30 * 24 * time.Hour,
+		OAuthPurgeInterval:         10 * time.Minute,
 	}
 }
 

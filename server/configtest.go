@@ -53,6 +53,11 @@ func printConfig(w io.Writer, c *Config) error {
 		{"oidc.issuer", orNone(c.OIDCIssuer)}, {"oidc.client_id", orNone(c.OIDCClientID)},
 		{"oidc.client_secret", set(c.OIDCClientSecret)}, {"oidc.client_secret_file", orNone(c.OIDCClientSecretFile)},
 		{"oidc.scopes", strings.Join(c.OIDCScopes, " ")},
+		{"oauth.authorize_per_minute", fmt.Sprint(c.OAuthAuthorizePerMinute)},
+		{"oauth.register_per_minute", fmt.Sprint(c.OAuthRegisterPerMinute)},
+		{"oauth.login_ttl", c.OAuthLoginTTL.String()}, {"oauth.unused_client_ttl", c.OAuthUnusedClientTTL.String()},
+		{"oauth.revoked_grant_retention", c.OAuthRevokedGrantRetention.String()},
+		{"oauth.purge_interval", c.OAuthPurgeInterval.String()},
 	}
 	fmt.Fprintln(w, "configuration OK")
 	for _, l := range lines {

@@ -43,6 +43,7 @@ type Gateway struct {
 	documentsC    *catalog.Catalog
 	documentsAuth middleware.Authenticator
 	oauth         *oauth.Server
+	oauthMetrics  *oauthMetrics
 }
 
 type readinessCheck struct {

@@ -112,6 +112,8 @@ func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gate
 	if err != nil {
 		return err
 	}
+	stopPurge := g.startOAuthPurge(ctx)
+	defer stopPurge() // before g.Close closes the store
 	log.Info("listening", "addr", s.Addr().String(), "public_url", cfg.PublicURL, "version", Version)
 	if announce != nil {
 		announce(s.Addr().String())

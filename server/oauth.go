@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/httprate"
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -36,14 +38,28 @@ func (g *Gateway) wireOAuth() error {
 	} else {
 		g.log.Info("OAuth authorization server unconfigured (no oidc.issuer): /mcp/documents accepts only admin-issued tokens")
 	}
-	g.oauth = oauth.New(oauth.Config{
-		Issuer:           g.cfg.PublicURL,
-		Resource:         g.cfg.PublicURL + "/mcp/documents",
-		Scopes:           catalogScopes(g.documentsC),
-		Store:            g.store,
-		IdentityProvider: idp,
-		Log:              g.log,
-	})
+	g.oauthMetrics = newOAuthMetrics(g.registry)
+	cfg := oauth.Config{
+		Issuer:                  g.cfg.PublicURL,
+		Resource:                g.cfg.PublicURL + "/mcp/documents",
+		Scopes:                  catalogScopes(g.documentsC),
+		Store:                   g.store,
+		IdentityProvider:        idp,
+		Log:                     g.log,
+		LoginTTL:                g.cfg.OAuthLoginTTL,
+		AuthorizationsPerMinute: g.cfg.OAuthAuthorizePerMinute,
+		RegistrationsPerMinute:  g.cfg.OAuthRegisterPerMinute,
+		Refused: func(endpoint, reason string) {
+			g.oauthMetrics.refusals.WithLabelValues(endpoint, reason).Inc()
+		},
+	}
+	if g.redis != nil {
+		// Every replica counts the same per-address limits, as budgets do.
+		cfg.NewCounter = func(limit string) httprate.LimitCounter {
+			return middleware.NewRedisCounter(g.redis, "agw:oauth:"+limit+":")
+		}
+	}
+	g.oauth = oauth.New(cfg)
 	return nil
 }
 

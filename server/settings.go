@@ -149,6 +149,12 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	{key: "oauth.authorize_per_minute", help: "OAuth authorization requests (each may store a login session) per client address per minute, shared through Redis when configured", set: positiveInt(func(c *Config) *int { return &c.OAuthAuthorizePerMinute })},
+	{key: "oauth.register_per_minute", help: "OAuth client registrations per client address per minute, shared through Redis when configured", set: positiveInt(func(c *Config) *int { return &c.OAuthRegisterPerMinute })},
+	{key: "oauth.login_ttl", help: "how long a browser's OAuth login session lives (authorize → consent) before it is refused and purged", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthLoginTTL })},
+	{key: "oauth.unused_client_ttl", help: "how long a registered OAuth client that never obtained a token is kept before the purge deletes it", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthUnusedClientTTL })},
+	{key: "oauth.revoked_grant_retention", help: "how long a revoked OAuth grant stays listed (admin list-grants --include-revoked) once none of its tokens is left", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthRevokedGrantRetention })},
+	{key: "oauth.purge_interval", help: "how often each replica purges expired OAuth codes, login sessions, tokens, unused clients and old revoked grants (one replica at a time)", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthPurgeInterval })},
 	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints", set: func(c *Config, v string) error {
 		c.AllowedOrigins = nil
 		for _, part := range splitList(v) {
