@@ -24,6 +24,10 @@ var metricsCatalogue = []string{
 	"agent_gateway_page_bytes_total",
 	"agent_gateway_budget_rejections_total",
 	"agent_gateway_github_installation_tokens_total",
+	"agent_gateway_oauth_refusals_total",
+	"agent_gateway_oauth_purge_runs_total",
+	"agent_gateway_oauth_purged_rows_total",
+	"agent_gateway_oauth_rows",
 }
 
 // TestMetricsCatalogue exercises every catalogue, scrapes /metrics, checks
@@ -49,6 +53,9 @@ func TestMetricsCatalogue(t *testing.T) {
 	for i := 0; i < 40; i++ { // spend the anonymous read budget
 		postRPC(t, gw.URL+"/mcp/forgejo", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil)
 	}
+	for i := 0; i < 21; i++ { // spend the registration limit (20 a minute)
+		postRPC(t, gw.URL+"/oauth/register", `{"redirect_uris":["http://127.0.0.1:9/cb"]}`, nil)
+	}
 
 	code, exposition := get(t, gw.URL+"/metrics")
 	if code != 200 {
@@ -67,6 +74,7 @@ func TestMetricsCatalogue(t *testing.T) {
 		`agent_gateway_github_installation_tokens_total{event="cache_hit"} 1`,
 		`agent_gateway_budget_rejections_total{budget="read",catalog="agent-gateway-forgejo"}`,
 		`outcome="not_found"`,
+		`agent_gateway_oauth_refusals_total{endpoint="register",reason="rate_limited"} 1`,
 	} {
 		if !strings.Contains(exposition, want) {
 			t.Errorf("/metrics lacks %s", want)
