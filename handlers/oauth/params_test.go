@@ -1,9 +1,14 @@
 package oauth
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 func TestKnownParams(t *testing.T) {
@@ -80,5 +85,33 @@ func TestKnownParams(t *testing.T) {
 				t.Errorf("kept %d bytes", len(out.Encode()))
 			}
 		})
+	}
+}
+
+// TestClientIPKey: the per-address limits key on the settled client
+// address, an IPv6 one by its /64 (one host holds the whole /64, so
+// rotating within it must not buy a fresh limit).
+func TestClientIPKey(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	for _, tc := range []struct{ remote, xff, want string }{
+		{"192.0.2.7:1234", "", "192.0.2.7"},
+		{"[2001:db8:1:2:aaaa::1]:1234", "", "2001:db8:1:2::"},
+		{"127.0.0.1:1234", "2001:db8:1:2:ffff::9", "2001:db8:1:2::"},
+		{"127.0.0.1:1234", "198.18.0.5", "198.18.0.5"},
+		{"192.0.2.7:1234", "198.18.0.5", "192.0.2.7"}, // untrusted peer: its header is ignored
+	} {
+		var got string
+		h := middleware.RequestID(middleware.ClientIP(trusted)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			got, _ = clientIPKey(r)
+		})))
+		r := httptest.NewRequest(http.MethodGet, "/oauth/authorize", nil)
+		r.RemoteAddr = tc.remote
+		if tc.xff != "" {
+			r.Header.Set("X-Forwarded-For", tc.xff)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		if got != tc.want {
+			t.Errorf("%s via %q: key %q, want %q", tc.remote, tc.xff, got, tc.want)
+		}
 	}
 }

@@ -210,11 +210,13 @@ const strictCSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; 
 // documents are small.
 const maxBodyBytes = 64 << 10
 
-// clientIPKey keys registrations on the client address the ClientIP
-// middleware settled (trusted proxies only), or the TCP peer without it.
+// clientIPKey keys the per-address limits on the client address the
+// ClientIP middleware settled (trusted proxies only), or the TCP peer
+// without it; an IPv6 address counts by its /64, which one host usually
+// holds whole.
 func clientIPKey(r *http.Request) (string, error) {
 	if ip := middleware.RecordFromContext(r.Context()).ClientIP(); ip != "" {
-		return ip, nil
+		return httprate.CanonicalizeIP(ip), nil
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
