@@ -214,7 +214,9 @@ func TestOAuthAuthorizeRefusesFormPost(t *testing.T) {
 // its tokens.
 func TestOAuthClientsExpireAndAdmin(t *testing.T) {
 	o := startOAuthGateway(t, storetest.SQLiteURL(t), map[string]string{
-		"AGENT_GATEWAY_OAUTH_UNUSED_CLIENT_TTL": "3s", "AGENT_GATEWAY_OAUTH_PURGE_INTERVAL": "1s",
+		// Long enough for the used client's login to finish on a busy
+		// machine before its registration would count as unused.
+		"AGENT_GATEWAY_OAUTH_UNUSED_CLIENT_TTL": "8s", "AGENT_GATEWAY_OAUTH_PURGE_INTERVAL": "1s",
 	})
 	_, used := registerClient(t, o.gw.URL, nil)
 	access, _ := headlessTokens(t, o.gw.URL, used)
@@ -237,7 +239,7 @@ func TestOAuthClientsExpireAndAdmin(t *testing.T) {
 	}
 
 	// The purge removes the unused client, not the used one.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(40 * time.Second)
 	for len(o.adminList(t, "list-clients", "--unused")) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the unused client was not purged:\n%s", o.gw.Logs())
@@ -321,7 +323,8 @@ func TestReplicasShareOAuthLimits(t *testing.T) {
 // each deleted exactly once between the two, and nothing in use goes.
 func TestReplicasPurgeOAuth(t *testing.T) {
 	a, b := startOAuthReplicas(t, map[string]string{
-		"AGENT_GATEWAY_OAUTH_UNUSED_CLIENT_TTL": "4s", "AGENT_GATEWAY_OAUTH_LOGIN_TTL": "2s",
+		// Long enough for a headless login on a busy machine.
+		"AGENT_GATEWAY_OAUTH_UNUSED_CLIENT_TTL": "8s", "AGENT_GATEWAY_OAUTH_LOGIN_TTL": "5s",
 		"AGENT_GATEWAY_OAUTH_PURGE_INTERVAL": "1s",
 	})
 	st := a.openStore(t)
@@ -337,7 +340,7 @@ func TestReplicasPurgeOAuth(t *testing.T) {
 	if c, err := st.CountOAuthRows(ctx); err != nil || c.UnusedClients != 1 || c.LoginSessions != 1 {
 		t.Fatalf("rows before the purge: %+v %v", c, err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(40 * time.Second)
 	for {
 		c, err := st.CountOAuthRows(ctx)
 		if err != nil {
