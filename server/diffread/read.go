@@ -58,7 +58,7 @@ type Progress struct {
 // error means the diff is not verified, and w may hold a prefix of it
 // (verified page by page, but not as a whole): see the package doc.
 func Read(ctx context.Context, opts Options, target Target, w io.Writer) (*Result, error) {
-	if err := checkEndpoint(opts.Endpoint); err != nil {
+	if err := CheckEndpoint(opts.Endpoint); err != nil {
 		return nil, err
 	}
 	session, err := connect(ctx, opts)
@@ -86,9 +86,10 @@ func Read(ctx context.Context, opts Options, target Target, w io.Writer) (*Resul
 	return v.Finish()
 }
 
-// checkEndpoint refuses an endpoint that is not an absolute http(s) URL,
-// and plain http to a host that is not loopback.
-func checkEndpoint(endpoint string) error {
+// CheckEndpoint refuses an endpoint that is not an absolute http(s) URL,
+// and plain http to a host that is not loopback. Read checks it first;
+// a command line checks it early to tell a usage error from a failed call.
+func CheckEndpoint(endpoint string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return fmt.Errorf("endpoint %q: want an absolute http(s) URL without credentials", endpoint)
