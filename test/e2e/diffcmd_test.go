@@ -260,7 +260,10 @@ func TestDiffCommandRefusals(t *testing.T) {
 	}
 	t.Run("to stdout, a refusal says to discard it", func(t *testing.T) {
 		o := o
-		o.Edit = on(3, func(p *diffreadtest.Page) *diffreadtest.ToolError { p.ChunkSHA256 = strings.Repeat("1", 64); return nil })
+		o.Edit = on(3, func(p *diffreadtest.Page) *diffreadtest.ToolError {
+			p.ChunkSHA256 = strings.Repeat("1", 64)
+			return nil
+		})
 		s := diffreadtest.Start(t, o)
 		run := runDiffCommand(t, bin, nil, "--endpoint", s.URL, "--token-file", tokenFile, "team/project#7")
 		if run.code != 1 || !bytes.Equal(run.stdout, diff[:2*32768]) || !strings.Contains(string(run.stderr), "NOT verified") {
