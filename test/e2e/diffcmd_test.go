@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -341,4 +342,82 @@ func afterFirstDiffPage(t *testing.T, gateway string, moved func()) string {
 	}))
 	t.Cleanup(s.Close)
 	return s.URL
+}
+
+// TestDemoDiffCommand runs `agent-gateway demo`, then exactly the commands
+// its banner prints for the verified diff — the token export, `diff` (the
+// real binary in place of `go run .`) into pr1.diff, the clone at the
+// merge base and `git apply --check` — in a scratch directory.
+func TestDemoDiffCommand(t *testing.T) {
+	bin := gatewaytest.Binary(t)
+	addr := gatewaytest.FreeAddr(t)
+	cmd := exec.Command(bin, "demo", "--listen", addr)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncWriter
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var script []string
+	deadline := time.After(90 * time.Second)
+	for len(script) < 4 {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("demo exited early\n%s", stderr.String())
+			}
+			line = strings.TrimSpace(line)
+			if len(script) > 0 || strings.HasPrefix(line, "export AGENT_GATEWAY_TOKEN=") {
+				script = append(script, line)
+			}
+		case <-deadline:
+			t.Fatalf("demo printed no diff commands\n%s", stderr.String())
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	if !strings.HasPrefix(script[1], "go run . diff --endpoint http://"+addr+"/mcp/forgejo demo/gateway#1 > pr1.diff") ||
+		!strings.Contains(script[3], "apply --check ../pr1.diff") {
+		t.Fatalf("the banner's commands changed:\n%s", strings.Join(script, "\n"))
+	}
+	// The printed lines run in a shell, with `go run .` standing for the
+	// binary under test.
+	dir := t.TempDir()
+	sh := strings.Join(script, "\n")
+	sh = strings.Replace(sh, "go run . diff", bin+" diff", 1)
+	run := exec.Command("sh", "-e", "-c", sh)
+	run.Dir = dir
+	run.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	out, err := run.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "the verified diff applies") {
+		t.Fatalf("the banner's commands: %v\n%s\n%s", err, sh, out)
+	}
+	diff, err := os.ReadFile(filepath.Join(dir, "pr1.diff"))
+	if err != nil || !bytes.Contains(diff, []byte("GIT binary patch")) {
+		t.Fatalf("pr1.diff: %v, %d bytes without a binary patch", err, len(diff))
+	}
 }
