@@ -234,6 +234,7 @@ func (d *diffProgress) update(p diffread.Progress) {
 		d.bar = progressbar.NewOptions64(p.Total,
 			progressbar.OptionSetWriter(d.w),
 			progressbar.OptionShowBytes(true),
+			progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
