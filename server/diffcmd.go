@@ -67,19 +67,24 @@ func runDiff(ctx context.Context, args []string, std Stdio) int {
 		fmt.Fprintf(std.Err, "agent-gateway diff: "+format+"\n", a...)
 		return diffExitUsage
 	}
-	// Flags may come before or after the pull request.
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return diffExitVerified
+	parse := func(args []string) (int, bool) {
+		switch err := fs.Parse(args); {
+		case errors.Is(err, flag.ErrHelp):
+			return diffExitVerified, false
+		case err != nil:
+			return diffExitUsage, false
 		}
-		return diffExitUsage
+		return 0, true
+	}
+	// Flags may come before or after the pull request.
+	if code, ok := parse(args); !ok {
+		return code
 	}
 	var rest []string
 	if fs.NArg() > 0 {
-		rest = fs.Args()[1:]
 		pr := fs.Arg(0)
-		if err := fs.Parse(rest); err != nil {
-			return diffExitUsage
+		if code, ok := parse(fs.Args()[1:]); !ok {
+			return code
 		}
 		rest = append([]string{pr}, fs.Args()...)
 	}
@@ -98,11 +103,14 @@ func runDiff(ctx context.Context, args []string, std Stdio) int {
 		return usage("%v", err)
 	}
 	opts := diffread.Options{Endpoint: *endpoint, Token: token}
-	if bar := newDiffProgress(std.Err); bar != nil {
+	bar := newDiffProgress(std.Err)
+	if bar != nil {
 		opts.Progress = bar.update
-		defer bar.finish()
 	}
 	res, err := readDiff(ctx, opts, target, std.Out, *out, *manifest)
+	if bar != nil {
+		bar.finish() // before any message, on a line of its own
+	}
 	if err != nil {
 		return diffFailure(std.Err, err, *out, *out == "" && !*manifest)
 	}
@@ -237,13 +245,14 @@ func (d *diffProgress) update(p diffread.Progress) {
 			progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetWidth(30))
 	}
 	d.bar.Describe(fmt.Sprintf("verified page %d", p.Pages))
 	_ = d.bar.Set64(p.Bytes)
 }
 
+// finish leaves the bar's last state (how far the read got) on its own
+// line.
 func (d *diffProgress) finish() {
 	if d.bar != nil {
 		_ = d.bar.Exit()
