@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -177,7 +179,7 @@ func diffFailure(stderr io.Writer, err error, out string, toStdout bool) int {
 	if errors.As(err, &ve) || errors.As(err, &se) {
 		code = diffExitRefused
 	}
-	fmt.Fprintln(stderr, "agent-gateway diff:", err)
+	fmt.Fprintln(stderr, "agent-gateway diff:", printable(err.Error()))
 	switch {
 	case toStdout:
 		fmt.Fprintln(stderr, "agent-gateway diff: the diff is NOT verified; discard what was written to stdout")
@@ -185,6 +187,23 @@ func diffFailure(stderr io.Writer, err error, out string, toStdout bool) int {
 		fmt.Fprintf(stderr, "agent-gateway diff: nothing was written to %s\n", out)
 	}
 	return code
+}
+
+// printable escapes control characters: an error can quote what the
+// endpoint sent, and an endpoint must not be able to drive the terminal.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // diffToken reads the bearer from the file, or else the environment.

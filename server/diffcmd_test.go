@@ -95,3 +95,17 @@ func TestDiffProgress(t *testing.T) {
 		t.Fatalf("%d pages drew %q", res.Pages, buf.String())
 	}
 }
+
+func TestDiffFailureIsPrintable(t *testing.T) {
+	var stderr bytes.Buffer
+	diffFailure(&stderr, &diffread.ToolError{Page: 1, Code: "x\x1b]0;owned\x07", Message: "line\nbreak \u2028 \xff"}, "", true)
+	out := strings.TrimSuffix(stderr.String(), "\n")
+	for _, r := range out {
+		if r != '\n' && (r < ' ' || r == 0x7f || r == '\u2028' || r == 0xfffd) {
+			t.Fatalf("a control character %U reached stderr: %q", r, out)
+		}
+	}
+	if !strings.Contains(out, `x\u001b]0;owned\u0007`) || !strings.Contains(out, `line\u000abreak`) {
+		t.Fatalf("stderr %q", out)
+	}
+}

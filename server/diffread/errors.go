@@ -66,9 +66,10 @@ type ToolError struct {
 	Message string
 }
 
-// Error renders the failure for a person.
+// Error renders the failure for a person; code and message are clipped,
+// as they come from the endpoint.
 func (e *ToolError) Error() string {
-	return fmt.Sprintf("%s refused page %d at byte %d: %s: %s", ToolName, e.Page, e.Offset, e.Code, e.Message)
+	return fmt.Sprintf("%s refused page %d at byte %d: %s: %s", ToolName, e.Page, e.Offset, clip(e.Code), clip(e.Message))
 }
 
 // CallError is a failed MCP call: the endpoint could not be reached,
