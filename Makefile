@@ -38,6 +38,7 @@ FUZZ_TARGETS = \
 	./upstream/github/:FuzzTokenAnswer:40000x \
 	./handlers/forgejotools/:FuzzDecodeDiffCursor:40000x \
 	./handlers/forgejotools/:FuzzEscapedLen:30000x \
+	./server/diffread/:FuzzPage:20000x \
 	./handlers/documents/:FuzzCursorVerify:20000x \
 	./handlers/args/:FuzzDecode:70000x \
 	./server/:FuzzToolArguments:10000x \

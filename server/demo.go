@@ -173,6 +173,15 @@ func printDemo(std Stdio, publicURL string, up *demoUpstreams, seed demoSeed) {
 	fj, gh := publicURL+"/mcp/forgejo", publicURL+"/mcp/documents"
 	d := up.forgejoDemo
 	hdr := `-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'`
+	// Where `git apply --check` can try the verified diff: a clone of the
+	// emulated repository at the pull request's stored merge base.
+	var gitDir, mergeBase string
+	if r, err := up.forgejo.Repo(d.Owner, d.PublicRepo); err == nil {
+		gitDir = r.GitDir()
+	}
+	if p, err := up.forgejo.Pull(d.Owner, d.PublicRepo, d.OpenPull); err == nil {
+		mergeBase = p.MergeBase()
+	}
 	fmt.Fprintf(std.Out, `
 agent-gateway demo is running: the real gateway in front of emulated upstreams.
 Everything below is local and made up for this demo; it is gone when you stop it.
@@ -197,6 +206,14 @@ Read page 1 of a pull request's verified diff:
   curl -s %[2]s %[23]s -H 'Authorization: Bearer %[10]s' \
     -d '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":"%[4]s","repo":"%[5]s","index":%[6]d}}}'
 
+Read pull request #%[6]d's whole diff, every page verified (trust pr1.diff only when the exit code is 0),
+then check that git applies it to the pull request's merge base:
+
+  export AGENT_GATEWAY_TOKEN=%[10]s
+  go run . diff --endpoint %[2]s %[4]s/%[5]s#%[6]d > pr1.diff
+  git clone -q %[24]s pr1-base && git -C pr1-base checkout -q %[25]s
+  git -C pr1-base apply --check ../pr1.diff && echo "the verified diff applies"
+
 Read the project's runtime document:
 
   curl -s %[12]s %[23]s -H 'Authorization: Bearer %[20]s' \
@@ -210,5 +227,6 @@ Connect an MCP client (it discovers OAuth on the documents endpoint and logs in 
 Stop with Ctrl-C.
 `, publicURL, fj, up.forgejo.URL(), d.Owner, d.PublicRepo, d.OpenPull, d.ClosedPull, d.EmptyPull, d.PrivateRepo,
 		d.ReaderToken, d.Reader, gh, up.github.URL(), up.docs.Owner, up.docs.Repo, demoAppID,
-		seed.projectID, up.docs.Runtime, seed.sourceID, seed.token, up.idp.Issuer(), demoPassword, hdr)
+		seed.projectID, up.docs.Runtime, seed.sourceID, seed.token, up.idp.Issuer(), demoPassword, hdr,
+		gitDir, mergeBase)
 }

@@ -26,6 +26,7 @@ commands:
   stdio     serve the Forgejo catalog over stdin/stdout with the process's own credential
   demo      start an emulated Forgejo with sample data and the real gateway in front of it
   admin     manage projects, repositories, document sources, grants and tokens in the store
+  diff      read a pull request's whole diff through the gateway and verify every page
   version   print the version
 
 Run "agent-gateway <command> -h" for the flags of a command.
@@ -49,6 +50,8 @@ func Main(args []string, std Stdio) int {
 		err = runDemo(ctx, args, std)
 	case "admin":
 		err = runAdmin(ctx, args, std)
+	case "diff":
+		return runDiff(ctx, args, std)
 	case "version":
 		fmt.Fprintln(std.Out, "agent-gateway", Version)
 	case "help", "-h", "--help":

@@ -1,0 +1,280 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/agent-gateway/agent-gateway/server/diffread"
+)
+
+// Exit codes of `agent-gateway diff`, for scripts.
+const (
+	diffExitVerified = 0 // the whole diff verified (and, with -o, is in place)
+	diffExitRefused  = 1 // a page or the whole diff failed verification, or the pull request moved
+	diffExitUsage    = 2 // the command line, the token or the endpoint was refused before any call
+	diffExitUpstream = 3 // the endpoint, the tool or the output failed
+)
+
+// diffTokenEnv carries the bearer when --token-file is not given; a flag
+// would put it in shell history and in ps.
+const diffTokenEnv = "AGENT_GATEWAY_TOKEN"
+
+// maxTokenFileBytes bounds what --token-file reads.
+const maxTokenFileBytes = 64 << 10
+
+const diffUsage = `usage: agent-gateway diff [--endpoint URL] [--token-file FILE] [-o FILE] [--manifest] owner/repo#index
+
+Reads a pull request's whole diff from the gateway's get_pull_request_diff,
+page by page, and verifies every page and the whole diff against its
+manifest (the diffread package). The bearer is read from --token-file or
+AGENT_GATEWAY_TOKEN.
+
+  stdout      the diff, page by page as each page verifies; trust it only if the exit code is 0
+  -o FILE     the diff is written to a temporary file beside FILE, renamed to FILE only once
+              the whole diff verified; nothing is left at FILE otherwise
+  --manifest  print the verified manifest as JSON on stdout instead of the diff
+              (the diff still goes to -o FILE when given)
+
+exit codes: 0 verified, 1 verification failed or the pull request moved (start again),
+2 usage, 3 the endpoint, the tool or the output failed
+
+flags:
+`
+
+// runDiff is `agent-gateway diff`: the verified diff of one pull request.
+// It returns the exit code itself, as the command has codes of its own.
+func runDiff(ctx context.Context, args []string, std Stdio) int {
+	fs := flag.NewFlagSet("agent-gateway diff", flag.ContinueOnError)
+	fs.SetOutput(std.Err)
+	fs.Usage = func() { fmt.Fprint(std.Err, diffUsage); fs.PrintDefaults() }
+	endpoint := fs.String("endpoint", "http://127.0.0.1:8080/mcp/forgejo", "the gateway's Forgejo MCP endpoint")
+	tokenFile := fs.String("token-file", "", "file holding the Forgejo bearer (default: $"+diffTokenEnv+")")
+	out := fs.String("o", "", "write the verified diff to this file (renamed into place only once verified)")
+	manifest := fs.Bool("manifest", false, "print the verified manifest as JSON on stdout instead of the diff")
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(std.Err, "agent-gateway diff: "+format+"\n", a...)
+		return diffExitUsage
+	}
+	parse := func(args []string) (int, bool) {
+		switch err := fs.Parse(args); {
+		case errors.Is(err, flag.ErrHelp):
+			return diffExitVerified, false
+		case err != nil:
+			return diffExitUsage, false
+		}
+		return 0, true
+	}
+	// Flags may come before or after the pull request.
+	if code, ok := parse(args); !ok {
+		return code
+	}
+	var rest []string
+	if fs.NArg() > 0 {
+		pr := fs.Arg(0)
+		if code, ok := parse(fs.Args()[1:]); !ok {
+			return code
+		}
+		rest = append([]string{pr}, fs.Args()...)
+	}
+	if len(rest) != 1 {
+		return usage("name exactly one pull request as owner/repo#index (see -h)")
+	}
+	target, err := diffread.ParseTarget(rest[0])
+	if err != nil {
+		return usage("%v", err)
+	}
+	if err := diffread.CheckEndpoint(*endpoint); err != nil {
+		return usage("%v", err)
+	}
+	token, err := diffToken(*tokenFile)
+	if err != nil {
+		return usage("%v", err)
+	}
+	opts := diffread.Options{Endpoint: *endpoint, Token: token}
+	bar := newDiffProgress(std.Err)
+	if bar != nil {
+		opts.Progress = bar.update
+	}
+	res, err := readDiff(ctx, opts, target, std.Out, *out, *manifest)
+	if bar != nil {
+		bar.finish() // before any message, on a line of its own
+	}
+	if err != nil {
+		return diffFailure(std.Err, err, *out, *out == "" && !*manifest)
+	}
+	if *manifest {
+		var b bytes.Buffer
+		if err := json.Indent(&b, res.Manifest.Raw, "", "  "); err != nil {
+			return diffFailure(std.Err, err, *out, false)
+		}
+		b.WriteString("\n")
+		if _, err := std.Out.Write(b.Bytes()); err != nil {
+			return diffFailure(std.Err, err, *out, false)
+		}
+	}
+	return diffExitVerified
+}
+
+// readDiff reads into the output the flags chose: -o through a temporary
+// file renamed only after the whole diff verified, else stdout (or
+// nowhere, when stdout is for the manifest).
+func readDiff(ctx context.Context, opts diffread.Options, target diffread.Target, stdout io.Writer, out string, manifest bool) (*diffread.Result, error) {
+	if out == "" {
+		w := stdout
+		if manifest {
+			w = io.Discard
+		}
+		return diffread.Read(ctx, opts, target, w)
+	}
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.partial")
+	if err != nil {
+		return nil, fmt.Errorf("create the output: %w", err)
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	res, err := diffread.Read(ctx, opts, target, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		return nil, fmt.Errorf("write the output: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("write the output: %w", err)
+	}
+	if err := os.Rename(f.Name(), out); err != nil {
+		os.Remove(f.Name())
+		keep = true // closed and removed already
+		return nil, fmt.Errorf("put the output in place: %w", err)
+	}
+	keep = true
+	return res, nil
+}
+
+// diffFailure reports a failure on stderr and returns its exit code;
+// toStdout says the diff was being written to stdout.
+func diffFailure(stderr io.Writer, err error, out string, toStdout bool) int {
+	var ve *diffread.VerificationError
+	var se *diffread.StaleError
+	code := diffExitUpstream
+	if errors.As(err, &ve) || errors.As(err, &se) {
+		code = diffExitRefused
+	}
+	fmt.Fprintln(stderr, "agent-gateway diff:", printable(err.Error()))
+	switch {
+	case toStdout:
+		fmt.Fprintln(stderr, "agent-gateway diff: the diff is NOT verified; discard what was written to stdout")
+	case out != "":
+		fmt.Fprintf(stderr, "agent-gateway diff: nothing was written to %s\n", out)
+	}
+	return code
+}
+
+// printable escapes control characters: an error can quote what the
+// endpoint sent, and an endpoint must not be able to drive the terminal.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// diffToken reads the bearer from the file, or else the environment.
+func diffToken(file string) (string, error) {
+	raw, from := os.Getenv(diffTokenEnv), "$"+diffTokenEnv
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return "", fmt.Errorf("token file: %w", err)
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, maxTokenFileBytes+1))
+		if err != nil {
+			return "", fmt.Errorf("token file: %w", err)
+		}
+		if len(b) > maxTokenFileBytes {
+			return "", fmt.Errorf("token file %s: over %d bytes", file, maxTokenFileBytes)
+		}
+		raw, from = string(b), "token file "+file
+	}
+	tok := strings.TrimSpace(raw)
+	if tok == "" {
+		return "", fmt.Errorf("no token: put the Forgejo bearer in a file named by --token-file, or in $%s", diffTokenEnv)
+	}
+	for _, r := range tok {
+		if r <= ' ' || r == 0x7f {
+			return "", fmt.Errorf("%s: the token contains whitespace or control characters", from)
+		}
+	}
+	return tok, nil
+}
+
+// diffProgress is the progress bar on a terminal's stderr: pages, bytes
+// and rate.
+type diffProgress struct {
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+// newDiffProgress returns a progress bar when stderr is a terminal, and
+// nil otherwise: scripts and logs get no control characters.
+func newDiffProgress(stderr io.Writer) *diffProgress {
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return &diffProgress{w: f}
+}
+
+func (d *diffProgress) update(p diffread.Progress) {
+	if d.bar == nil {
+		if p.Total <= 0 {
+			return
+		}
+		d.bar = progressbar.NewOptions64(p.Total,
+			progressbar.OptionSetWriter(d.w),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionSetWidth(30))
+	}
+	d.bar.Describe(fmt.Sprintf("verified page %d", p.Pages))
+	_ = d.bar.Set64(p.Bytes)
+}
+
+// finish leaves the bar's last state (how far the read got) on its own
+// line.
+func (d *diffProgress) finish() {
+	if d.bar != nil {
+		_ = d.bar.Exit()
+		fmt.Fprintln(d.w)
+	}
+}

@@ -1,0 +1,186 @@
+package diffread
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// ToolName is the MCP tool this package reads.
+const ToolName = "get_pull_request_diff"
+
+// Requested is the pull request a page says it was asked for.
+type Requested struct {
+	Owner string `json:"owner"`
+	Repo  string `json:"repo"`
+	Index int64  `json:"index"`
+}
+
+// Page is one result of get_pull_request_diff (docs/tools.md), as sent:
+// nothing in it is trusted until a Verifier has checked it.
+type Page struct {
+	Requested              Requested       `json:"requested"`
+	Manifest               json.RawMessage `json:"manifest"`
+	Contract               string          `json:"contract"`
+	AtomicLatestPRSnapshot bool            `json:"atomic_latest_pr_snapshot"`
+	ByteOffset             int64           `json:"byte_offset"`
+	ChunkBytes             int64           `json:"chunk_bytes"`
+	Encoding               string          `json:"encoding"`
+	Data                   string          `json:"data"`
+	ChunkSHA256            string          `json:"chunk_sha256"`
+	Text                   *string         `json:"text"`
+	WholeDiffVerified      bool            `json:"whole_diff_verified"`
+	EOF                    bool            `json:"eof"`
+	NextByteOffset         int64           `json:"next_byte_offset"`
+	NextCursor             *string         `json:"next_cursor"`
+}
+
+// pageMembers are the members every page must carry; text and next_cursor
+// may be null, but not absent.
+var pageMembers = []string{"requested", "manifest", "contract", "atomic_latest_pr_snapshot", "byte_offset",
+	"chunk_bytes", "encoding", "data", "chunk_sha256", "text", "whole_diff_verified", "eof",
+	"next_byte_offset", "next_cursor"}
+
+// DecodePage parses a page's JSON text. Every documented member must be
+// present with its type (text and next_cursor may be null); members it
+// does not know are ignored, so a newer gateway can add some.
+func DecodePage(text []byte) (*Page, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(text, &members); err != nil {
+		return nil, fmt.Errorf("the page is not a JSON object: %w", err)
+	}
+	for _, m := range pageMembers {
+		v, ok := members[m]
+		if !ok {
+			return nil, fmt.Errorf("the page has no %q", m)
+		}
+		if m != "text" && m != "next_cursor" && bytes.Equal(v, []byte("null")) {
+			return nil, fmt.Errorf("the page's %q is null", m)
+		}
+	}
+	var p Page
+	if err := json.Unmarshal(text, &p); err != nil {
+		return nil, fmt.Errorf("the page's members have the wrong types: %w", err)
+	}
+	return &p, nil
+}
+
+// Manifest is the verified manifest of a diff: every member of Forgejo's
+// evidence entity but the data (DESIGN §5.2). Raw keeps it exactly as the
+// gateway sent it, members Manifest does not name included.
+type Manifest struct {
+	Schema     string `json:"schema"`
+	Repository struct {
+		ID    int64  `json:"id"`
+		Owner string `json:"owner"`
+		Name  string `json:"name"`
+	} `json:"repository"`
+	PullRequest struct {
+		ID    int64 `json:"id"`
+		Index int64 `json:"index"`
+	} `json:"pull_request"`
+	ObjectFormat string `json:"object_format"`
+	Generation   struct {
+		Profile string `json:"profile"`
+		Base    struct {
+			RepositoryID int64  `json:"repository_id"`
+			OID          string `json:"oid"`
+			Source       string `json:"source"`
+		} `json:"base"`
+		Head struct {
+			RepositoryID int64  `json:"repository_id"`
+			OID          string `json:"oid"`
+			Ref          string `json:"ref"`
+		} `json:"head"`
+		CapturedAt  string `json:"captured_at"`
+		GeneratedAt string `json:"generated_at"`
+	} `json:"generation"`
+	Observations json.RawMessage `json:"observations"`
+	Content      struct {
+		MediaType string `json:"media_type"`
+		Encoding  string `json:"encoding"`
+		ByteCount int64  `json:"byte_count"`
+		SHA256    string `json:"sha256"`
+	} `json:"content"`
+
+	Raw json.RawMessage `json:"-"`
+}
+
+// observedMembers are the manifest's observations: fresh on every page and
+// free to change between pages (seed 000, "Meaning of the manifest").
+// Everything else names the diff and must not change.
+var observedMembers = map[string][]string{
+	"":           {"observations"},
+	"generation": {"captured_at", "generated_at"},
+}
+
+// parseManifest decodes a manifest and returns it with its identity: the
+// manifest without its observations, as a tree of JSON values (numbers
+// kept as written), and in one canonical form (members sorted), so two
+// pages of one diff compare equal byte for byte.
+func parseManifest(raw json.RawMessage) (*Manifest, map[string]any, string, error) {
+	m := &Manifest{Raw: raw}
+	if err := json.Unmarshal(raw, m); err != nil {
+		return nil, nil, "", fmt.Errorf("the manifest is malformed: %w", err)
+	}
+	var tree map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&tree); err != nil {
+		return nil, nil, "", fmt.Errorf("the manifest is malformed: %w", err)
+	}
+	for parent, names := range observedMembers {
+		obj := tree
+		if parent != "" {
+			obj, _ = tree[parent].(map[string]any)
+		}
+		for _, n := range names {
+			delete(obj, n)
+		}
+	}
+	id, err := json.Marshal(tree)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return m, tree, string(id), nil
+}
+
+// firstDifference returns the path of the first member (in sorted order)
+// whose value differs between two identity trees, with both values as
+// JSON ("absent" for a missing member).
+func firstDifference(a, b map[string]any, path string) (string, string, string) {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	render := func(v any, ok bool) string {
+		if !ok {
+			return "absent"
+		}
+		j, _ := json.Marshal(v)
+		return string(j)
+	}
+	for _, k := range keys {
+		va, oka := a[k]
+		vb, okb := b[k]
+		ma, isMapA := va.(map[string]any)
+		mb, isMapB := vb.(map[string]any)
+		if isMapA && isMapB {
+			if p, x, y := firstDifference(ma, mb, path+"."+k); p != "" {
+				return p, x, y
+			}
+			continue
+		}
+		if x, y := render(va, oka), render(vb, okb); x != y {
+			return path + "." + k, x, y
+		}
+	}
+	return "", "", ""
+}

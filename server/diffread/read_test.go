@@ -1,0 +1,163 @@
+package diffread_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agent-gateway/agent-gateway/server/diffread"
+	"github.com/agent-gateway/agent-gateway/server/diffread/diffreadtest"
+)
+
+// read reads target from the server with its token.
+func read(t *testing.T, endpoint, token string, w *bytes.Buffer) (*diffread.Result, error) {
+	t.Helper()
+	return diffread.Read(context.Background(), diffread.Options{Endpoint: endpoint, Token: token}, target, w)
+}
+
+// TestReadOverMCP reads through the SDK client from an SDK server: every
+// page is asked for with the previous page's cursor, the bearer goes with
+// every request, progress is reported per page.
+func TestReadOverMCP(t *testing.T) {
+	diff := testDiff()
+	o := serverOptions(diff)
+	o.Token = "s3cret"
+	var cursors []string
+	o.Edit = func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+		if p.NextCursor != nil {
+			cursors = append(cursors, *p.NextCursor)
+		}
+		return nil
+	}
+	s := diffreadtest.Start(t, o)
+	var w bytes.Buffer
+	var progress []diffread.Progress
+	res, err := diffread.Read(context.Background(), diffread.Options{Endpoint: s.URL, Token: "s3cret",
+		Progress: func(p diffread.Progress) { progress = append(progress, p) }}, target, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(w.Bytes(), diff) || res.Pages != 3 || s.Calls() != 3 || len(cursors) != 2 {
+		t.Fatalf("%d bytes in %d pages, %d calls", w.Len(), res.Pages, s.Calls())
+	}
+	want := []diffread.Progress{{1, 100, 300}, {2, 200, 300}, {3, 300, 300}}
+	if len(progress) != 3 || progress[0] != want[0] || progress[1] != want[1] || progress[2] != want[2] {
+		t.Fatalf("progress %v", progress)
+	}
+
+	_, err = read(t, s.URL, "wrong", &bytes.Buffer{})
+	var ce *diffread.CallError
+	if !errors.As(err, &ce) || ce.Page != 0 {
+		t.Fatalf("a refused bearer: %v", err)
+	}
+}
+
+// TestReadRefusals: each failure comes back as its type, naming the page.
+func TestReadRefusals(t *testing.T) {
+	diff := testDiff()
+	for _, c := range []struct {
+		name  string
+		edit  func(int, *diffreadtest.Page) *diffreadtest.ToolError
+		check func(error) bool
+	}{
+		{"a tampered page", func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+			if n == 2 {
+				flipByte(p)
+			}
+			return nil
+		}, func(err error) bool { return isCheck(err, diffread.CheckChunkSHA256) && pageOf(err) == 2 }},
+		{"a moved pull request", func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+			if n == 3 {
+				return &diffreadtest.ToolError{Code: "cursor_stale", Message: "moved"}
+			}
+			return nil
+		}, func(err error) bool {
+			var se *diffread.StaleError
+			return errors.As(err, &se) && se.Page == 3 && se.Offset == 200 && strings.Contains(err.Error(), "the pull request moved; start again")
+		}},
+		{"another tool error", func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+			return &diffreadtest.ToolError{Code: "not_found", Message: "no such pull request"}
+		}, func(err error) bool {
+			var te *diffread.ToolError
+			return errors.As(err, &te) && te.Code == "not_found" && te.Page == 1
+		}},
+		{"an error result without a code", func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+			return &diffreadtest.ToolError{}
+		}, func(err error) bool {
+			var te *diffread.ToolError
+			return errors.As(err, &te) && te.Code == "unknown"
+		}},
+		{"a page that is not JSON of a page", func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+			if n == 2 {
+				p.Manifest = nil
+			}
+			return nil
+		}, func(err error) bool { return isCheck(err, diffread.CheckPage) && pageOf(err) == 2 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := serverOptions(diff)
+			o.Edit = c.edit
+			s := diffreadtest.Start(t, o)
+			var w bytes.Buffer
+			res, err := read(t, s.URL, "", &w)
+			if res != nil || !c.check(err) {
+				t.Fatalf("got %v, %v", res, err)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+func pageOf(err error) int {
+	var ve *diffread.VerificationError
+	if errors.As(err, &ve) {
+		return ve.Page
+	}
+	return -1
+}
+
+// TestReadTransport: the reader talks only to its endpoint, in clear only
+// on loopback, follows no redirect and holds no response over its bound.
+func TestReadTransport(t *testing.T) {
+	s := diffreadtest.Start(t, serverOptions(testDiff()))
+	for _, c := range []struct {
+		name    string
+		handler http.HandlerFunc
+	}{
+		{"a redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, s.URL, http.StatusTemporaryRedirect) }},
+		{"a response over the bound", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"x":"`))
+			w.Write(bytes.Repeat([]byte("a"), diffread.MaxResponseBytes))
+			w.Write([]byte(`"}}`))
+		}},
+		{"a response over the bound with its length", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "2000000")
+			w.Write(bytes.Repeat([]byte(" "), 2000000))
+		}},
+		{"not MCP", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>")) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hs := httptest.NewServer(c.handler)
+			defer hs.Close()
+			_, err := read(t, hs.URL+"/mcp/forgejo", "tok", &bytes.Buffer{})
+			var ce *diffread.CallError
+			if !errors.As(err, &ce) {
+				t.Fatalf("got %v", err)
+			}
+			t.Log(err)
+		})
+	}
+	for _, endpoint := range []string{"http://example.test/mcp/forgejo", "ftp://127.0.0.1/x", "/mcp/forgejo", "http://u:p@127.0.0.1/x", "::"} {
+		t.Run("endpoint "+endpoint, func(t *testing.T) {
+			if _, err := read(t, endpoint, "tok", &bytes.Buffer{}); err == nil || errors.As(err, new(*diffread.CallError)) {
+				t.Fatalf("endpoint %q: %v", endpoint, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,423 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/server/diffread/diffreadtest"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
+)
+
+// diffRun is the outcome of one `agent-gateway diff` process.
+type diffRun struct {
+	stdout, stderr []byte
+	code           int
+}
+
+// runDiffCommand runs the real binary's diff command with env added to a
+// clean environment (no AGENT_GATEWAY_TOKEN of the test's own).
+func runDiffCommand(t testing.TB, bin string, env []string, args ...string) diffRun {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"diff"}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENT_GATEWAY_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("agent-gateway diff %v did not end", args)
+	}
+	run := diffRun{stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		run.code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	if strings.Contains(stderr.String(), "WARNING: DATA RACE") {
+		t.Fatalf("data race in agent-gateway diff:\n%s", stderr.String())
+	}
+	return run
+}
+
+// writeTokenFile writes a token file for the diff command.
+func writeTokenFile(t testing.TB, token string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(f, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// dirNames lists a directory, to show nothing (not even a temporary file)
+// was left in it.
+func dirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestDiffCommand runs `agent-gateway diff` (the real binary) against the
+// real gateway binary in front of the Core emulator, on a private pull
+// request whose diff takes several pages and has binary files, a non-UTF-8
+// path and non-UTF-8 text: what it prints is, byte for byte, git diff -p
+// --binary --histogram of the same inputs run separately; -o puts the same
+// bytes in a file and nothing else beside it; --manifest prints the
+// verified manifest; stderr stays quiet when it is not a terminal.
+func TestDiffCommand(t *testing.T) {
+	st := startForgejoStack(t, nil)
+	d := st.demo
+	p := addPullWithFiles(t, st.emu, d.Owner, d.PrivateRepo, "topic/cli", mixedFiles())
+	want := gitDiff(t, st.emu, d.Owner, d.PrivateRepo, p)
+	bin := gatewaytest.Binary(t)
+	endpoint := st.gw.URL + "/mcp/forgejo"
+	pr := d.Owner + "/" + d.PrivateRepo + "#" + strconv.FormatInt(p.Index(), 10)
+	tokenFile := writeTokenFile(t, d.ReaderToken)
+
+	st.emu.ResetRequests()
+	run := runDiffCommand(t, bin, nil, "--endpoint", endpoint, "--token-file", tokenFile, pr)
+	if run.code != 0 || len(run.stderr) != 0 {
+		t.Fatalf("exit %d: %s", run.code, run.stderr)
+	}
+	if !bytes.Equal(run.stdout, want) {
+		t.Fatalf("stdout: %d bytes differ from git's %d", len(run.stdout), len(want))
+	}
+	pages := len(st.emu.Requests())
+	if pages < 4 {
+		t.Fatalf("%d pages: the test diff no longer spans several pages", pages)
+	}
+	t.Logf("%d-byte diff verified from %d pages", len(want), pages)
+
+	t.Run("-o and the token from the environment", func(t *testing.T) {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "pr.diff")
+		run := runDiffCommand(t, bin, []string{"AGENT_GATEWAY_TOKEN=" + d.ReaderToken}, "--endpoint", endpoint, "-o", out, pr)
+		got, err := os.ReadFile(out)
+		if run.code != 0 || err != nil || !bytes.Equal(got, want) || len(run.stdout) != 0 || len(run.stderr) != 0 {
+			t.Fatalf("exit %d, %v, %d bytes: %s", run.code, err, len(got), run.stderr)
+		}
+		if names := dirNames(t, dir); len(names) != 1 {
+			t.Fatalf("left beside the output: %v", names)
+		}
+	})
+	t.Run("--manifest, flags after the pull request", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "pr.diff")
+		run := runDiffCommand(t, bin, nil, pr, "--manifest", "--endpoint", endpoint, "--token-file", tokenFile, "-o", out)
+		if run.code != 0 {
+			t.Fatalf("exit %d: %s", run.code, run.stderr)
+		}
+		var m struct {
+			Repository struct{ Owner, Name string }
+			Generation struct {
+				Base struct{ OID string }
+				Head struct{ OID, Ref string }
+			}
+			Content struct {
+				ByteCount int64  `json:"byte_count"`
+				SHA256    string `json:"sha256"`
+			}
+		}
+		if err := json.Unmarshal(run.stdout, &m); err != nil {
+			t.Fatalf("manifest: %v\n%s", err, run.stdout)
+		}
+		sum := sha256.Sum256(want)
+		if m.Content.ByteCount != int64(len(want)) || m.Content.SHA256 != hex.EncodeToString(sum[:]) ||
+			m.Generation.Base.OID != p.MergeBase() || m.Generation.Head.Ref != p.HeadRef() || m.Repository.Name != d.PrivateRepo {
+			t.Fatalf("manifest %+v", m)
+		}
+		if got, _ := os.ReadFile(out); !bytes.Equal(got, want) {
+			t.Fatal("the diff beside --manifest differs")
+		}
+	})
+	t.Run("upstream and usage failures", func(t *testing.T) {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "pr.diff")
+		for _, c := range []struct {
+			name string
+			env  []string
+			args []string
+			code int
+			says string
+		}{
+			{"no such pull request", nil, []string{"--endpoint", endpoint, "--token-file", tokenFile, "-o", out, d.Owner + "/" + d.PrivateRepo + "#999"}, 3, "not_found"},
+			{"a token Forgejo does not know", []string{"AGENT_GATEWAY_TOKEN=not-a-token"}, []string{"--endpoint", endpoint, "-o", out, pr}, 3, "upstream_unauthorized"},
+			{"no endpoint listening", nil, []string{"--endpoint", "http://" + gatewaytest.FreeAddr(t) + "/mcp/forgejo", "--token-file", tokenFile, "-o", out, pr}, 3, "connect"},
+			{"no token", nil, []string{"--endpoint", endpoint, "-o", out, pr}, 2, "no token"},
+			{"an empty token file", nil, []string{"--endpoint", endpoint, "--token-file", writeTokenFile(t, " "), pr}, 2, "no token"},
+			{"a token flag", nil, []string{"--endpoint", endpoint, "--token", d.ReaderToken, pr}, 2, "not defined"},
+			{"no pull request", nil, []string{"--endpoint", endpoint, "--token-file", tokenFile}, 2, "exactly one pull request"},
+			{"two pull requests", nil, []string{"--token-file", tokenFile, pr, pr}, 2, "exactly one pull request"},
+			{"a malformed pull request", nil, []string{"--token-file", tokenFile, "demo/gateway"}, 2, "owner/repo#index"},
+			{"plain http to another host", nil, []string{"--endpoint", "http://example.test/mcp/forgejo", "--token-file", tokenFile, pr}, 2, "loopback"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				run := runDiffCommand(t, bin, c.env, c.args...)
+				if run.code != c.code || !strings.Contains(string(run.stderr), c.says) || len(run.stdout) != 0 {
+					t.Fatalf("exit %d (want %d), stdout %d bytes, stderr: %s", run.code, c.code, len(run.stdout), run.stderr)
+				}
+				if strings.Contains(string(run.stderr), d.ReaderToken) {
+					t.Fatal("the token is in the error output")
+				}
+				if names := dirNames(t, dir); len(names) != 0 {
+					t.Fatalf("left in the output directory: %v", names)
+				}
+			})
+		}
+	})
+}
+
+// TestDiffCommandRefusals: every refusal of the reader exits 1 and leaves
+// nothing at -o (nor a temporary file beside it). Forged pages come from
+// an MCP server in the test (the go-sdk server of diffreadtest); the moved
+// pull request is a real push between two pages read through the real
+// gateway.
+func TestDiffCommandRefusals(t *testing.T) {
+	bin := gatewaytest.Binary(t)
+	diff := bytes.Repeat([]byte("+forged line \xff of a diff\n"), 4000) // 100,000 bytes: 4 pages
+	o := diffreadtest.Options{Owner: "team", Repo: "project", Index: 7, Diff: diffreadtest.Bytes(diff), Token: "hostile-test-token"}
+	tokenFile := writeTokenFile(t, o.Token)
+	on := func(page int, f func(p *diffreadtest.Page) *diffreadtest.ToolError) func(int, *diffreadtest.Page) *diffreadtest.ToolError {
+		return func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+			if n == page {
+				return f(p)
+			}
+			return nil
+		}
+	}
+	for _, c := range []struct {
+		name string
+		edit func(int, *diffreadtest.Page) *diffreadtest.ToolError
+		says string
+	}{
+		{"a tampered page", on(2, func(p *diffreadtest.Page) *diffreadtest.ToolError {
+			p.Data = "AAAA" + p.Data[4:] // chunk_sha256 kept: only the hash tells
+			p.Text = nil
+			return nil
+		}), "page 2 at byte 32768: chunk_sha256"},
+		{"a gap in offsets", on(3, func(p *diffreadtest.Page) *diffreadtest.ToolError {
+			*p = *diffreadtest.NewPage(o, p.ByteOffset+1)
+			return nil
+		}), "page 3 at byte 65536: byte_offset: expected 65536, got 65537"},
+		{"a wrong final hash", func(_ int, p *diffreadtest.Page) *diffreadtest.ToolError {
+			p.Manifest["content"].(map[string]any)["sha256"] = strings.Repeat("0", 64)
+			return nil
+		}, "page 4 at byte 100000: sha256"},
+		{"a moved pull request", on(2, func(p *diffreadtest.Page) *diffreadtest.ToolError {
+			return &diffreadtest.ToolError{Code: "cursor_stale", Message: "moved"}
+		}), "the pull request moved; start again"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := o
+			o.Edit = c.edit
+			s := diffreadtest.Start(t, o)
+			dir := t.TempDir()
+			out := filepath.Join(dir, "pr.diff")
+			run := runDiffCommand(t, bin, nil, "--endpoint", s.URL, "--token-file", tokenFile, "-o", out, "team/project#7")
+			if run.code != 1 || !strings.Contains(string(run.stderr), c.says) {
+				t.Fatalf("exit %d, stderr: %s", run.code, run.stderr)
+			}
+			if names := dirNames(t, dir); len(names) != 0 {
+				t.Fatalf("left at -o: %v", names)
+			}
+			t.Logf("%s", bytes.TrimSpace(run.stderr))
+		})
+	}
+	t.Run("to stdout, a refusal says to discard it", func(t *testing.T) {
+		o := o
+		o.Edit = on(3, func(p *diffreadtest.Page) *diffreadtest.ToolError {
+			p.ChunkSHA256 = strings.Repeat("1", 64)
+			return nil
+		})
+		s := diffreadtest.Start(t, o)
+		run := runDiffCommand(t, bin, nil, "--endpoint", s.URL, "--token-file", tokenFile, "team/project#7")
+		if run.code != 1 || !bytes.Equal(run.stdout, diff[:2*32768]) || !strings.Contains(string(run.stderr), "NOT verified") {
+			t.Fatalf("exit %d, %d bytes out, stderr: %s", run.code, len(run.stdout), run.stderr)
+		}
+	})
+
+	t.Run("a push between two pages through the real gateway", func(t *testing.T) {
+		st := startForgejoStack(t, nil)
+		d := st.demo
+		p := addPullWithFiles(t, st.emu, d.Owner, d.PublicRepo, "topic/moving", mixedFiles())
+		repo, _ := st.emu.Repo(d.Owner, d.PublicRepo)
+		var once sync.Once
+		proxy := afterFirstDiffPage(t, st.gw.URL, func() {
+			once.Do(func() {
+				if _, err := repo.Commit("topic/moving", map[string][]byte{"late.txt": []byte("pushed between pages\n")}, nil, "late push"); err != nil {
+					t.Error(err)
+				}
+				if err := st.emu.UpdatePullHead(d.Owner, d.PublicRepo, p.Index()); err != nil {
+					t.Error(err)
+				}
+			})
+		})
+		dir := t.TempDir()
+		out := filepath.Join(dir, "pr.diff")
+		pr := d.Owner + "/" + d.PublicRepo + "#" + strconv.FormatInt(p.Index(), 10)
+		run := runDiffCommand(t, bin, []string{"AGENT_GATEWAY_TOKEN=" + d.ReaderToken}, "--endpoint", proxy+"/mcp/forgejo", "-o", out, pr)
+		if run.code != 1 || !strings.Contains(string(run.stderr), "the pull request moved; start again (cursor_stale on page 2") {
+			t.Fatalf("exit %d, stderr: %s", run.code, run.stderr)
+		}
+		if names := dirNames(t, dir); len(names) != 0 {
+			t.Fatalf("left at -o: %v", names)
+		}
+		// Starting again reads the new diff whole.
+		run = runDiffCommand(t, bin, []string{"AGENT_GATEWAY_TOKEN=" + d.ReaderToken}, "--endpoint", proxy+"/mcp/forgejo", "-o", out, pr)
+		got, _ := os.ReadFile(out)
+		if run.code != 0 || !bytes.Equal(got, gitDiff(t, st.emu, d.Owner, d.PublicRepo, p)) || !bytes.Contains(got, []byte("pushed between pages")) {
+			t.Fatalf("restart: exit %d, %d bytes: %s", run.code, len(got), run.stderr)
+		}
+	})
+}
+
+// afterFirstDiffPage is a loopback proxy to the gateway that runs moved
+// once the gateway answered the first get_pull_request_diff call, before
+// the answer is passed on: the pull request moves between pages 1 and 2.
+func afterFirstDiffPage(t *testing.T, gateway string, moved func()) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, gateway+r.URL.RequestURI(), bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		if bytes.Contains(body, []byte(`"tools/call"`)) && bytes.Contains(body, []byte(diffTool)) {
+			moved()
+		}
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		w.Write(answer)
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// TestDemoDiffCommand runs `agent-gateway demo`, then exactly the commands
+// its banner prints for the verified diff — the token export, `diff` (the
+// real binary in place of `go run .`) into pr1.diff, the clone at the
+// merge base and `git apply --check` — in a scratch directory.
+func TestDemoDiffCommand(t *testing.T) {
+	bin := gatewaytest.Binary(t)
+	addr := gatewaytest.FreeAddr(t)
+	cmd := exec.Command(bin, "demo", "--listen", addr)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncWriter
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var script []string
+	deadline := time.After(90 * time.Second)
+	for len(script) < 4 {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("demo exited early\n%s", stderr.String())
+			}
+			line = strings.TrimSpace(line)
+			if len(script) > 0 || strings.HasPrefix(line, "export AGENT_GATEWAY_TOKEN=") {
+				script = append(script, line)
+			}
+		case <-deadline:
+			t.Fatalf("demo printed no diff commands\n%s", stderr.String())
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	if !strings.HasPrefix(script[1], "go run . diff --endpoint http://"+addr+"/mcp/forgejo demo/gateway#1 > pr1.diff") ||
+		!strings.Contains(script[3], "apply --check ../pr1.diff") {
+		t.Fatalf("the banner's commands changed:\n%s", strings.Join(script, "\n"))
+	}
+	// The printed lines run in a shell, with `go run .` standing for the
+	// binary under test.
+	dir := t.TempDir()
+	sh := strings.Join(script, "\n")
+	sh = strings.Replace(sh, "go run . diff", bin+" diff", 1)
+	run := exec.Command("sh", "-e", "-c", sh)
+	run.Dir = dir
+	run.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	out, err := run.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "the verified diff applies") {
+		t.Fatalf("the banner's commands: %v\n%s\n%s", err, sh, out)
+	}
+	diff, err := os.ReadFile(filepath.Join(dir, "pr1.diff"))
+	if err != nil || !bytes.Contains(diff, []byte("GIT binary patch")) {
+		t.Fatalf("pr1.diff: %v, %d bytes without a binary patch", err, len(diff))
+	}
+}
