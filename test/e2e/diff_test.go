@@ -641,8 +641,8 @@ func TestPullDiffAccess(t *testing.T) {
 }
 
 // TestPullDiffOverStdio: the tool over stdio, with the process's own
-// credential; the request id is not known there, so pages reserve room for
-// it and stay within the envelope.
+// credential and the SDK client; each page is fitted to its request's own
+// id (TestPullDiffStdioRequestIDs measures the lines).
 func TestPullDiffOverStdio(t *testing.T) {
 	emu, d := startDemoEmulator(t)
 	p := addPullWithFiles(t, emu, d.Owner, d.PrivateRepo, "topic/stdio", mixedFiles())
@@ -655,8 +655,8 @@ func TestPullDiffOverStdio(t *testing.T) {
 			t.Fatal(out)
 		}
 		diff = append(diff, checkPage(t, pg)...)
-		if n := len(pg.raw); n > forgejotools.EnvelopeLimit-forgejotools.UnknownIDReserve {
-			t.Fatalf("a %d-byte result leaves no room for the reserved id", n)
+		if n := len(pg.raw); n > forgejotools.EnvelopeLimit {
+			t.Fatalf("a %d-byte result cannot fit the envelope", n)
 		}
 		if pg.EOF {
 			break
