@@ -98,10 +98,10 @@ func (s *Installations) Configured() bool { return s.app != nil }
 // Token returns a token for reading the contents of repo (a repository
 // name of the installation's account) with at least RefreshBefore left,
 // minting one narrowed to that repository and contents read if the cache
-// has none. A caller whose context ends
-// stops waiting at once; the mint goes on for the callers still waiting
-// and is cancelled when the last of them leaves, so a stalled or
-// slow-dripping token route holds no goroutine past its callers.
+// has none. A caller whose context ends stops waiting at once; the mint
+// goes on for the callers still waiting and is cancelled when the last of
+// them leaves, so a stalled or slow-dripping token route holds no
+// goroutine past its callers.
 func (s *Installations) Token(ctx context.Context, installationID int64, repo string) (string, error) {
 	if s.app == nil {
 		return "", toolerr.New(toolerr.ProviderUnconfigured, "no GitHub App is configured on this gateway (HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE)")
