@@ -2,12 +2,8 @@ package server
 
 import "io"
 
-// nopCloser and nopWriteCloser let the stdio transport use the process's
-// streams without closing them.
-type nopCloser struct{ io.Reader }
-
-func (nopCloser) Close() error { return nil }
-
+// nopWriteCloser lets the stdio transport use the process's stdout without
+// closing it.
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }

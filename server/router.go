@@ -17,7 +17,11 @@ import (
 // contract of DESIGN §4; each step says why it sits where it does.
 func (g *Gateway) Handler() http.Handler {
 	r := chi.NewRouter()
-	// Request ID first, so every later log line and refusal names the request.
+	// The write timeout bounds each write, not the whole response (seed
+	// 000: no total deadline on a diff page); outermost, so it holds the
+	// connection's own writer.
+	r.Use(middleware.WriteDeadline(g.cfg.WriteTimeout))
+	// Request ID next, so every later log line and refusal names the request.
 	r.Use(middleware.RequestID)
 	// The client address is settled once, from trusted proxies only, before
 	// anything logs or budgets on it.

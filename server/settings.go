@@ -74,7 +74,7 @@ var settings = []setting{
 	}},
 	{key: "shutdown_grace", help: "how long shutdown waits for in-flight requests", set: durationSetter(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{key: "http.read_header_timeout", help: "longest time a client may take to send a request's headers (slowloris defence)", set: durationSetter(func(c *Config) *time.Duration { return &c.ReadHeaderTimeout })},
-	{key: "http.write_timeout", help: "longest time to write one response (a diff page verifies the whole diff first)", set: durationSetter(func(c *Config) *time.Duration { return &c.WriteTimeout })},
+	{key: "http.write_timeout", help: "longest time one write to a client may block; per write, not a deadline on the whole response (a diff page takes as long as its upstream makes progress)", set: durationSetter(func(c *Config) *time.Duration { return &c.WriteTimeout })},
 	{key: "forgejo.origin", flag: "forgejo-origin", help: "Forgejo origin, https:// (http:// only on loopback)", set: originSetter(func(c *Config) **url.URL { return &c.ForgejoOrigin })},
 	{key: "forgejo.io_timeout", help: "per-request I/O timeout towards Forgejo (each wait for progress)", set: durationSetter(func(c *Config) *time.Duration { return &c.ForgejoIOTimeout })},
 	{key: "forgejo.token", envOnly: true, help: "stdio only: the process's own Forgejo token", set: func(c *Config, v string) error { c.ForgejoToken = v; return nil }},

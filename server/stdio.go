@@ -41,7 +41,7 @@ func runStdio(ctx context.Context, args []string, std Stdio) error {
 		srv = g.forgejoC.Server(nil, log)
 		ctx = middleware.WithPrincipal(ctx, middleware.NewProcessPrincipal(cred))
 	}
-	return srv.Run(ctx, &mcp.IOTransport{Reader: nopCloser{std.In}, Writer: nopWriteCloser{std.Out}})
+	return catalog.RunStdio(ctx, srv, std.In, nopWriteCloser{std.Out})
 }
 
 // processCredential reads the stdio process's own Forgejo credential from

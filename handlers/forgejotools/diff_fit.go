@@ -20,8 +20,10 @@ import (
 const EnvelopeLimit = 49000
 
 // UnknownIDReserve is what an unknown request id is assumed to take in the
-// response, quotes included. The HTTP chain always knows the id (the MCP
-// peek records it); stdio has no peek, and its clients use short ids.
+// response, quotes included. Both transports know the id — the HTTP
+// chain's MCP peek records it, and over stdio catalog.RunStdio carries it
+// to the call — so this is only a fallback for a call that reaches the
+// tool some other way (unit tests).
 const UnknownIDReserve = 1024
 
 // resultTypeReserve is the member the SDK appends to every result for a

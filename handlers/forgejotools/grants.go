@@ -103,9 +103,13 @@ func GrantTools(c *forgejo.Client) []catalog.Tool {
 		catalog.Typed(catalog.Tool{
 			Name: "confirm_agent_work_grant", Title: "Confirm agent work grant",
 			Description: "As the grant's bot, confirm the exact proposal you read (proposal_schema, proposal_version, " +
-				"proposal_digest). Confirmation is not human approval: the grant then awaits a human. Sent once; if the " +
-				"outcome is uncertain, read the grant before deciding whether to confirm again.",
-			Policy: grantWritePolicy, Idempotent: true, OpenWorld: true,
+				"proposal_digest). Confirmation is not human approval: the grant then awaits a human. Sent once, never " +
+				"retried: if the outcome is uncertain (delivery_uncertain), read the grant back with get_agent_work_grant " +
+				"before deciding whether the identical confirmation is still needed; do not simply repeat it.",
+			// Not idempotent as advertised to clients: seed 004 wants an
+			// uncertain confirmation read back before anything is repeated,
+			// and idempotentHint would invite a blind retry.
+			Policy: grantWritePolicy, OpenWorld: true,
 		}, func(ctx context.Context, in confirmGrantArgs) (any, error) {
 			cred, err := grantCaller(ctx, c)
 			if err != nil {

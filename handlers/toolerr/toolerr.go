@@ -42,6 +42,10 @@ const (
 	UpstreamTimeout      Code = "upstream_timeout"
 	UpstreamUnavailable  Code = "upstream_unavailable"
 	UpstreamMalformed    Code = "upstream_malformed"
+	// ForgeUnsupported: the forge answered a Core extension's route the way
+	// a stock forge does (not JSON where Core answers JSON): it lacks the
+	// extension, which the error's "extension" detail names.
+	ForgeUnsupported Code = "forge_unsupported"
 
 	// PR diff evidence (seed 000).
 	EvidenceUnavailable      Code = "evidence_unavailable"

@@ -476,7 +476,8 @@ func TestPullDiffFaults(t *testing.T) {
 		{name: "wrong Cache-Control", evidence: header("Cache-Control", "no-cache"), code: "evidence_framing"},
 		{name: "no Cache-Control", evidence: header("Cache-Control"), code: "evidence_framing"},
 		{name: "wrong Accept-Ranges", evidence: header("Accept-Ranges", "bytes"), code: "evidence_framing"},
-		{name: "wrong Content-Type", evidence: header("Content-Type", "text/plain; charset=utf-8"), code: "evidence_framing"},
+		{name: "wrong Content-Type", evidence: header("Content-Type", "application/json; charset=latin1"), code: "evidence_framing"},
+		{name: "non-JSON Content-Type, as a stock forge answers", evidence: header("Content-Type", "text/plain; charset=utf-8"), code: "forge_unsupported"},
 		{name: "Content-Range", evidence: header("Content-Range", "bytes 0-9/20"), code: "evidence_framing"},
 		{name: "Transfer-Encoding chunked", fault: &forgejoemu.Fault{Kind: forgejoemu.FaultChunked}, code: "evidence_framing"},
 		{name: "Content-Encoding gzip", fault: &forgejoemu.Fault{Kind: forgejoemu.FaultGzip}, code: "evidence_framing"},
@@ -640,8 +641,8 @@ func TestPullDiffAccess(t *testing.T) {
 }
 
 // TestPullDiffOverStdio: the tool over stdio, with the process's own
-// credential; the request id is not known there, so pages reserve room for
-// it and stay within the envelope.
+// credential and the SDK client; each page is fitted to its request's own
+// id (TestPullDiffStdioRequestIDs measures the lines).
 func TestPullDiffOverStdio(t *testing.T) {
 	emu, d := startDemoEmulator(t)
 	p := addPullWithFiles(t, emu, d.Owner, d.PrivateRepo, "topic/stdio", mixedFiles())
@@ -654,8 +655,8 @@ func TestPullDiffOverStdio(t *testing.T) {
 			t.Fatal(out)
 		}
 		diff = append(diff, checkPage(t, pg)...)
-		if n := len(pg.raw); n > forgejotools.EnvelopeLimit-forgejotools.UnknownIDReserve {
-			t.Fatalf("a %d-byte result leaves no room for the reserved id", n)
+		if n := len(pg.raw); n > forgejotools.EnvelopeLimit {
+			t.Fatalf("a %d-byte result cannot fit the envelope", n)
 		}
 		if pg.EOF {
 			break

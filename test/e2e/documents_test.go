@@ -699,6 +699,12 @@ func TestDocumentsInstallationTokens(t *testing.T) {
 			if n := s.emu.TokenMints(); n != 1 {
 				t.Fatalf("%d mints for 4 reads, want 1", n)
 			}
+			// Narrowed (seed 002: a read-only injected credential): contents
+			// read on the bound repository only.
+			want := `{"permissions":{"contents":"read"},"repositories":["` + docsRepo + `"]}`
+			if m := s.emu.Mints(); len(m) != 1 || m[0].Installation != installationID || m[0].Body != want {
+				t.Fatalf("mints %+v, want one for installation %d with body %s", m, installationID, want)
+			}
 			var ghTokens []string
 			for _, r := range s.emu.Requests() {
 				auth := r.Header.Get("Authorization")

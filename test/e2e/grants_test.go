@@ -144,6 +144,14 @@ func TestGrantToolsListing(t *testing.T) {
 	}
 	schemas := map[string]map[string]any{}
 	for _, tool := range res.Tools {
+		// Seed 004: an uncertain confirmation is read back before anything
+		// is repeated, so confirmation must not invite a blind retry.
+		if tool.Name == "confirm_agent_work_grant" {
+			if tool.Annotations == nil || tool.Annotations.IdempotentHint || tool.Annotations.ReadOnlyHint ||
+				!strings.Contains(tool.Description, "get_agent_work_grant") {
+				t.Fatalf("confirm_agent_work_grant annotations %+v, description %q", tool.Annotations, tool.Description)
+			}
+		}
 		b, _ := json.Marshal(tool.InputSchema)
 		var m map[string]any
 		_ = json.Unmarshal(b, &m)
@@ -263,6 +271,26 @@ func TestGrantListPagination(t *testing.T) {
 		out, _ := callTool(t, s, "list_agent_work_grants", map[string]any{"page": 2})
 		if out["total"] != float64(31) || out["has_more"] != false || len(out["grants"].([]any)) != 1 {
 			t.Fatalf("page 2: %v", out)
+		}
+	})
+	// Seed 004: continuation holds even if Core clamps the width. With 35
+	// grants at a width of 10, Link says where the end is; without Link,
+	// X-Total-Count is held against what each page held (not the 30 asked
+	// for, which stopped after 20), and the short page 4 is followed by an
+	// empty page 5 that ends the listing.
+	t.Run("35 at width 10", func(t *testing.T) {
+		for i := 31; i < 35; i++ {
+			ids = append(ids, prepare(t, st, st.demo.PublicRepo, fmt.Sprint("pending task ", i)).ID)
+		}
+		st.emu.SetGrantPageClamp(10)
+		defer st.emu.SetGrantPageClamp(0)
+		if pages, got := walk(t, map[string]any{}); pages != 4 || !slices.Equal(got, ids) {
+			t.Fatalf("with Link: %d pages, grants %v, want 4 pages of %v", pages, got, ids)
+		}
+		st.emu.SetFault("/api/v1/agent-work-grants", forgejoemu.Fault{Kind: forgejoemu.FaultHeaders, Header: http.Header{"Link": nil}})
+		defer st.emu.ClearFaults()
+		if pages, got := walk(t, map[string]any{}); pages != 5 || !slices.Equal(got, ids) {
+			t.Fatalf("without Link: %d pages, grants %v, want 5 pages (the last empty) of %v", pages, got, ids)
 		}
 	})
 }

@@ -148,7 +148,7 @@ func (e *Emulator) handlePullDiff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if q.Get("evidence") != "v1" {
+	if q.Get("evidence") != "v1" || e.isStock() {
 		e.servePlainDiff(w, r, p, q.Get("binary") == "true")
 		return
 	}

@@ -83,4 +83,8 @@
 // after a route committed (drop the connection, unexpected status,
 // malformed or mutated body, stall); GrantPosts counts the POSTs that
 // arrived; SetGrantPageClamp narrows the list's page width.
+//
+// SetStock makes the emulator a stock forge without Core's extensions, as a
+// real Gitea 1.27.3 answered: the evidence URL gives the plain diff as
+// text/plain, and the grant routes 404 text/plain "404 page not found".
 package forgejoemu

@@ -157,6 +157,9 @@ func (fw *faultWriter) send(p []byte) (int, error) {
 		case FaultSlowBody:
 			fw.flush()
 			if !fw.e.sleep(fw.req.Context(), fw.f.Delay) {
+				// A test can see in the log that the client went away
+				// (and when) rather than reading the whole trickle.
+				fw.e.logf("forgejoemu: slow-body fault: the client went away after %d bytes", fw.sent)
 				fw.dead = true
 				return written, fw.req.Context().Err()
 			}

@@ -43,6 +43,7 @@ func (e *Emulator) grantRoutes(r chi.Router) {
 	readIssue := e.requireTokenScopes(scopeNeed{categoryRepository, levelRead}, scopeNeed{categoryIssue, levelRead})
 	write := e.requireTokenScopes(scopeNeed{categoryRepository, levelRead}, scopeNeed{categoryIssue, levelWrite})
 	r.Group(func(r chi.Router) {
+		r.Use(e.stockHasNoGrants)
 		r.Use(e.requireSignedIn)
 		r.With(read).Get("/agent-work-grants", e.handleGrantList)
 		r.With(read, e.repoAssignment).Get(grantBase, e.handleGrantGet)

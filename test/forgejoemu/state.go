@@ -158,6 +158,7 @@ type state struct {
 	mergeBases map[string]string   // by repository, base, head
 	grants     *grantState         // agent work grants (grants.go); nil until first use
 	diff       diffState           // evidence faults and synthetic diffs, own lock (diff.go)
+	stock      bool                // answer like a forge without Core's extensions (stock.go)
 }
 
 func newState() state {

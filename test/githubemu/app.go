@@ -1,9 +1,12 @@
 package githubemu
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -20,10 +23,83 @@ const (
 	jwtLeeway   = 5 * time.Second
 )
 
-// issuedToken is a minted installation token.
+// issuedToken is a minted installation token and what it may do.
 type issuedToken struct {
 	installation int64
 	expires      time.Time
+	// repos are the "owner/repo" (lowercase) the token covers; nil means
+	// every repository of the installation (a mint without repositories).
+	repos map[string]bool
+	// permissions are the token's permissions; nil means every permission
+	// of the App (a mint without permissions).
+	permissions map[string]string
+}
+
+// Mint is one successful token request as the emulator received it.
+type Mint struct {
+	Installation int64
+	// Body is the request body as sent ("" for none).
+	Body string
+}
+
+// Mints returns the successful token requests, oldest first.
+func (e *Emulator) Mints() []Mint {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Mint(nil), e.mints...)
+}
+
+// tokenRequest is the body GitHub's token route accepts: permissions to
+// narrow the token to, and repositories (names of the installation's
+// account) or repository IDs to narrow it to.
+type tokenRequest struct {
+	Permissions   map[string]string `json:"permissions"`
+	Repositories  []string          `json:"repositories"`
+	RepositoryIDs []int64           `json:"repository_ids"`
+}
+
+// knownPermissions are the App permissions the emulator's App holds.
+var knownPermissions = map[string]bool{"contents": true, "metadata": true}
+
+// narrowing reads a token request body as GitHub does: none means every
+// permission on every repository of the installation; otherwise the named
+// repositories must all be the installation's and the permissions known
+// levels of permissions the App has, or the answer is 422. repository_ids
+// are not supported by the emulator (the gateway does not send them).
+func narrowing(body []byte, covered map[string]bool) (repos map[string]bool, perms map[string]string, ok bool) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil, true
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var req tokenRequest
+	if dec.Decode(&req) != nil || dec.More() || req.RepositoryIDs != nil {
+		return nil, nil, false
+	}
+	if req.Repositories != nil {
+		repos = map[string]bool{}
+		for _, name := range req.Repositories {
+			found := false
+			for full := range covered {
+				if _, n, _ := strings.Cut(full, "/"); n == strings.ToLower(name) {
+					repos[full], found = true, true
+				}
+			}
+			if !found || strings.Contains(name, "/") {
+				return nil, nil, false
+			}
+		}
+	}
+	if req.Permissions != nil {
+		for k, v := range req.Permissions {
+			if !knownPermissions[k] || (v != "read" && v != "write") {
+				return nil, nil, false
+			}
+		}
+		perms = maps.Clone(req.Permissions)
+		perms["metadata"] = "read" // GitHub adds it to every token
+	}
+	return repos, perms, true
 }
 
 // AddInstallation registers an App installation that can read the given
@@ -93,11 +169,18 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	body, rerr := io.ReadAll(io.LimitReader(r.Body, 64<<10))
 	e.mu.Lock()
-	_, known := e.installations[id]
+	covered, known := e.installations[id]
+	repos, perms, narrowed := narrowing(body, covered)
 	e.mu.Unlock()
 	if err != nil || !known {
 		writeMessage(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	if rerr != nil || !narrowed {
+		writeMessage(w, http.StatusUnprocessableEntity,
+			"There is at least one repository that does not exist or is not accessible to the parent installation.")
 		return
 	}
 	if e.opts.TokenDelay > 0 {
@@ -106,21 +189,28 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	secret := TokenPrefix + rand.Text() + rand.Text()[:10]
 	expires := e.opts.Now().Add(e.opts.TokenTTL).UTC().Truncate(time.Second)
 	e.mu.Lock()
-	e.tokens[secret] = issuedToken{installation: id, expires: expires}
+	e.tokens[secret] = issuedToken{installation: id, expires: expires, repos: repos, permissions: perms}
 	e.tokenMints++
+	e.mints = append(e.mints, Mint{Installation: id, Body: string(body)})
 	e.mu.Unlock()
+	granted := perms
+	if granted == nil {
+		granted = map[string]string{"contents": "write", "metadata": "read"} // everything the App has
+	}
 	writeJSON(w, http.StatusCreated, map[string]any{
 		"token":                secret,
 		"expires_at":           expires.Format(time.RFC3339),
-		"permissions":          map[string]string{"contents": "read", "metadata": "read"},
+		"permissions":          granted,
 		"repository_selection": "selected",
 	})
 }
 
 // authorize checks the installation token of a repository route: 401 for
 // a missing, unknown or expired token, 404 (as GitHub answers for
-// repositories a token cannot see) when its installation does not cover
-// owner/repo. It writes the refusal and returns false.
+// repositories a token cannot see) when its installation or the
+// repositories it was minted for do not cover owner/repo, 403 ("Resource
+// not accessible by integration") when it was minted without contents
+// permission. It writes the refusal and returns false.
 func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, owner, repo string) bool {
 	scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !strings.EqualFold(scheme, "Bearer") && !strings.EqualFold(scheme, "token") {
@@ -129,14 +219,19 @@ func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, owner, repo
 	}
 	e.mu.Lock()
 	t, ok := e.tokens[secret]
-	covered := ok && e.installations[t.installation][strings.ToLower(owner+"/"+repo)]
+	full := strings.ToLower(owner + "/" + repo)
+	covered := ok && e.installations[t.installation][full] && (t.repos == nil || t.repos[full])
 	e.mu.Unlock()
+	canRead := t.permissions == nil || t.permissions["contents"] == "read" || t.permissions["contents"] == "write"
 	switch {
 	case !ok || !e.opts.Now().Before(t.expires):
 		writeMessage(w, http.StatusUnauthorized, "Bad credentials")
 		return false
 	case !covered:
 		writeMessage(w, http.StatusNotFound, "Not Found")
+		return false
+	case !canRead:
+		writeMessage(w, http.StatusForbidden, "Resource not accessible by integration")
 		return false
 	}
 	return true

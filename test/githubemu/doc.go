@@ -17,8 +17,13 @@
 // The token route verifies the App JWT the way GitHub does (RS256 against
 // the App's public key, iss the App ID, iat not in the future, exp in the
 // future and at most 10 minutes ahead) and mints random tokens with a
-// configurable lifetime; the Contents and branch routes accept only a live
-// token of an installation that covers the repository.
+// configurable lifetime. Like GitHub it reads the request body: without one
+// a token may do everything on every repository of the installation; with
+// "repositories" and "permissions" it covers only those (a repository
+// outside the installation, an unknown permission or member is 422), and
+// Mints records each body. The Contents and branch routes accept only a
+// live token that covers the repository (else 404) with contents
+// permission (else 403).
 //
 // Fault switches (SetFault) make a route answer with a redirect, a huge
 // body with or without a (truthful or false) Content-Length, any status with

@@ -57,6 +57,7 @@ type Emulator struct {
 	requests      []Request
 	contentsCount int
 	tokenMints    int
+	mints         []Mint
 	tokenRefusals int
 	holds         []*Hold
 }
@@ -258,5 +259,5 @@ func (e *Emulator) TokenRefusals() int {
 func (e *Emulator) ResetCounters() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.requests, e.contentsCount, e.tokenMints, e.tokenRefusals = nil, 0, 0, 0
+	e.requests, e.contentsCount, e.tokenMints, e.tokenRefusals, e.mints = nil, 0, 0, 0, nil
 }

@@ -341,3 +341,73 @@ func TestHostileFaults(t *testing.T) {
 		t.Fatalf("Via: %d values", len(resp.Header.Values("Via")))
 	}
 }
+
+// mintWith posts a token request with body and returns the status and token.
+func mintWith(t *testing.T, e *Emulator, installation int64, body string) (int, string) {
+	t.Helper()
+	now := time.Now()
+	jwtS := signJWT(t, strconv.Itoa(appID), now.Add(-time.Minute), now.Add(9*time.Minute), jwt.SigningMethodRS256, key(t))
+	req, _ := http.NewRequest("POST", e.URL()+"/app/installations/"+strconv.FormatInt(installation, 10)+"/access_tokens", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+jwtS)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Token string `json:"token"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out.Token
+}
+
+// TestTokensNarrowed: a token minted with repositories and permissions
+// works only for those repositories and that access, as GitHub's do; the
+// emulator refuses (422) repositories outside the installation and
+// permissions the App lacks, and records every mint's body.
+func TestTokensNarrowed(t *testing.T) {
+	e, d := start(t)
+	if err := e.CreateRepository("octo", "other"); err != nil {
+		t.Fatal(err)
+	}
+	e.AddInstallation(77, "octo/other")
+	cases := []struct {
+		name       string
+		body       string
+		mintStatus int
+		readStatus int // reading octo/docs with the token
+	}{
+		{"no body: every repository, every permission", "", 201, 200},
+		{"narrowed to docs", `{"permissions":{"contents":"read"},"repositories":["docs"]}`, 201, 200},
+		{"narrowed to docs, other case", `{"permissions":{"contents":"read"},"repositories":["DOCS"]}`, 201, 200},
+		{"narrowed to another repository", `{"permissions":{"contents":"read"},"repositories":["other"]}`, 201, 404},
+		{"without contents", `{"permissions":{"metadata":"read"},"repositories":["docs"]}`, 201, 403},
+		{"a repository outside the installation", `{"permissions":{"contents":"read"},"repositories":["nope"]}`, 422, 0},
+		{"owner/name is not a name", `{"permissions":{"contents":"read"},"repositories":["octo/docs"]}`, 422, 0},
+		{"an unknown permission", `{"permissions":{"administration":"write"}}`, 422, 0},
+		{"a bad level", `{"permissions":{"contents":"admin"}}`, 422, 0},
+		{"an unknown member", `{"permissions":{"contents":"read"},"scope":"all"}`, 422, 0},
+		{"not JSON", `contents=read`, 422, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(e.Mints())
+			status, tok := mintWith(t, e, 77, tc.body)
+			if status != tc.mintStatus {
+				t.Fatalf("mint: %d, want %d", status, tc.mintStatus)
+			}
+			if status != 201 {
+				if len(e.Mints()) != before {
+					t.Fatal("a refused mint was recorded")
+				}
+				return
+			}
+			if m := e.Mints(); len(m) != before+1 || m[len(m)-1].Body != tc.body || m[len(m)-1].Installation != 77 {
+				t.Fatalf("recorded mints %+v", m[before:])
+			}
+			if resp, _, _ := contents(t, e, tok, d.Readme, d.Commit, ""); resp.StatusCode != tc.readStatus {
+				t.Fatalf("read with the token: %d, want %d", resp.StatusCode, tc.readStatus)
+			}
+		})
+	}
+}

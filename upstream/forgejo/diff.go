@@ -64,6 +64,11 @@ func (c *Client) PullDiffEvidence(ctx context.Context, cred upstream.Credential,
 	if resp.StatusCode != http.StatusOK {
 		return nil, evidenceStatusError(resp.StatusCode)
 	}
+	// A stock forge ignores evidence=v1 and answers the plain diff as
+	// text/plain: no framing fault, but a missing extension.
+	if notJSON(resp.Header) {
+		return nil, forgeUnsupported(ExtensionDiffEvidence, resp.StatusCode)
+	}
 	if err := CheckEvidenceFraming(resp); err != nil {
 		return nil, err
 	}

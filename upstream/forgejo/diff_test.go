@@ -152,7 +152,10 @@ func TestEvidenceFraming(t *testing.T) {
 		{name: "accept-ranges None", resp: answer("200 OK", []string{"Accept-Ranges"}, []string{"Accept-Ranges: None"}, body), want: ok},
 
 		{name: "no content type", resp: answer("200 OK", []string{"Content-Type"}, nil, body), want: toolerr.EvidenceFraming},
-		{name: "text/plain", resp: answer("200 OK", []string{"Content-Type"}, []string{"Content-Type: text/plain"}, body), want: toolerr.EvidenceFraming},
+		// A non-JSON media type is how a stock forge answers (issue 15):
+		// it lacks the extension, which is not a framing fault.
+		{name: "text/plain", resp: answer("200 OK", []string{"Content-Type"}, []string{"Content-Type: text/plain"}, body), want: toolerr.ForgeUnsupported},
+		{name: "text/html", resp: answer("200 OK", []string{"Content-Type"}, []string{"Content-Type: text/html; charset=utf-8"}, body), want: toolerr.ForgeUnsupported},
 		{name: "latin-1 charset", resp: answer("200 OK", []string{"Content-Type"}, []string{"Content-Type: application/json; charset=latin1"}, body), want: toolerr.EvidenceFraming},
 		{name: "two content types", resp: answer("200 OK", nil, []string{"Content-Type: application/json"}, body), want: toolerr.EvidenceFraming},
 		{name: "no cache-control", resp: answer("200 OK", []string{"Cache-Control"}, nil, body), want: toolerr.EvidenceFraming},

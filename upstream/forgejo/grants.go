@@ -217,6 +217,9 @@ func (c *Client) authedGet(ctx context.Context, cred upstream.Credential, query 
 		return nil, nil, TransportError(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound && notJSON(resp.Header) {
+		return nil, nil, forgeUnsupported(ExtensionWorkGrants, resp.StatusCode)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, nil, StatusError(resp.StatusCode)
 	}
@@ -272,6 +275,9 @@ func (c *Client) postOnce(ctx context.Context, cred upstream.Credential, payload
 	defer resp.Body.Close()
 	status := resp.StatusCode
 	switch {
+	case status == http.StatusNotFound && notJSON(resp.Header):
+		// A stock forge has no such route: nothing was committed.
+		return 0, nil, forgeUnsupported(ExtensionWorkGrants, status)
 	case slices.Contains(success, status):
 	case slices.Contains(definiteStatuses, status):
 		return 0, nil, StatusError(status)

@@ -12,10 +12,12 @@ import (
 // the width we asked for, so the Link header decides when it holds at least
 // one well-formed link: rel="next" means more, its absence means none.
 // Otherwise (no Link header, or one that cannot be parsed) X-Total-Count
-// decides, counting the requested width. Link URLs are parsed for their rel
-// only and never followed. The page is the caller's (any positive int64):
-// the last representable page has no next one, whatever Core says, and the
-// arithmetic never wraps around.
+// decides, measured against what the page actually held rather than the
+// width we asked for (seed 004: continuation holds "even if Core clamps the
+// width"). Link URLs are parsed for their rel only and never followed. The
+// page is the caller's (any positive int64): the last representable page
+// has no next one, whatever Core says, and the arithmetic never wraps
+// around.
 func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
 	p := &Page[T]{Items: items, Page: page}
 	if total, ok := totalCount(h); ok {
@@ -24,8 +26,7 @@ func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
 	if rels, ok := linkRels(h); ok {
 		p.HasMore = rels["next"]
 	} else if p.Total != nil {
-		seen, ok := itemsThrough(page, len(items))
-		p.HasMore = ok && len(items) > 0 && seen < *p.Total
+		p.HasMore = len(items) > 0 && fewestThrough(page, len(items)) < *p.Total
 	}
 	if page == math.MaxInt64 {
 		p.HasMore = false
@@ -37,14 +38,23 @@ func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
 	return p
 }
 
-// itemsThrough is how many items the pages up to and including page hold
-// at the requested width, (page-1)*PageWidth+n; ok is false when that
-// exceeds int64 (no total can be that large).
-func itemsThrough(page int64, n int) (int64, bool) {
-	if page < 1 || page-1 > (math.MaxInt64-int64(n))/PageWidth {
-		return 0, false
+// fewestThrough is the fewest items the pages up to and including page can
+// hold when this page held n: every page is at least as wide as the n
+// items it returned, so page*n. Without a Link header the real width is
+// unknown — Core may have clamped it to n, or this may be a short last page
+// of a wider one — and only this lower bound never stops a listing early:
+// when it is under the total there may be more, and a caller that asks for
+// a page past the end gets an empty one with has_more false, one request
+// later. (Page 1 is exact: it held n of the total.) A product over int64
+// saturates: no total can be that large.
+func fewestThrough(page int64, n int) int64 {
+	if page < 1 || n < 1 {
+		return 0
 	}
-	return (page-1)*PageWidth + int64(n), true
+	if page > math.MaxInt64/int64(n) {
+		return math.MaxInt64
+	}
+	return page * int64(n)
 }
 
 func totalCount(h http.Header) (int64, bool) {

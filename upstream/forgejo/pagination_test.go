@@ -42,7 +42,18 @@ func TestNewPage(t *testing.T) {
 		{"total only, more", n(30), 1, nil, []string{"31"}, true, 31},
 		{"total only, exactly full", n(30), 1, nil, []string{"30"}, false, 30},
 		{"total only, page 2 of 3", n(30), 2, nil, []string{"61"}, true, 61},
-		{"total only, last page", n(1), 3, nil, []string{"61"}, false, 61},
+		// Without Link the width is unknown: one item on page 3 of 61 is
+		// the short end at width 30, or page 3 of a width Core clamped to
+		// 1. Only "more" never loses items; the next page is empty.
+		{"total only, short page past page 1", n(1), 3, nil, []string{"61"}, true, 61},
+		{"total only, page 1 short", n(12), 1, nil, []string{"12"}, false, 12},
+		{"total only, page 1 clamped", n(10), 1, nil, []string{"35"}, true, 35},
+		// Core clamped the width to 10 and sent no Link: 35 in total.
+		{"clamped to 10 without Link, page 2", n(10), 2, nil, []string{"35"}, true, 35},
+		{"clamped to 10 without Link, page 3", n(10), 3, nil, []string{"35"}, true, 35},
+		{"clamped to 10 without Link, page 4 of 5 items", n(5), 4, nil, []string{"35"}, true, 35},
+		{"clamped to 10 without Link, empty page 5", n(0), 5, nil, []string{"35"}, false, 35},
+		{"every item seen", n(7), 5, nil, []string{"35"}, false, 35},
 		{"total only, empty page", n(0), 9, nil, []string{"500"}, false, 500},
 		{"total zero", n(0), 1, nil, []string{"0"}, false, 0},
 		{"total with spaces", n(30), 1, nil, []string{" 31 "}, true, 31},

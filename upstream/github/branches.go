@@ -30,13 +30,13 @@ type BranchRequest struct {
 // with 401 is dropped and the read is tried once more with a fresh one.
 func (c *Client) BranchHead(ctx context.Context, r BranchRequest) (string, error) {
 	for attempt := 0; ; attempt++ {
-		token, err := c.tokens.Token(ctx, r.InstallationID)
+		token, err := c.tokens.Token(ctx, r.InstallationID, r.Repo)
 		if err != nil {
 			return "", err
 		}
 		sha, status, err := c.branchHead(ctx, r, token)
 		if status == http.StatusUnauthorized && attempt == 0 {
-			c.tokens.Invalidate(r.InstallationID, token)
+			c.tokens.Invalidate(r.InstallationID, r.Repo, token)
 			continue
 		}
 		return sha, err

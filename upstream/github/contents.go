@@ -75,13 +75,13 @@ type File struct {
 // one.
 func (c *Client) GetFile(ctx context.Context, r FileRequest) (*File, error) {
 	for attempt := 0; ; attempt++ {
-		token, err := c.tokens.Token(ctx, r.InstallationID)
+		token, err := c.tokens.Token(ctx, r.InstallationID, r.Repo)
 		if err != nil {
 			return nil, err
 		}
 		f, status, err := c.getFile(ctx, r, token)
 		if status == http.StatusUnauthorized && attempt == 0 {
-			c.tokens.Invalidate(r.InstallationID, token)
+			c.tokens.Invalidate(r.InstallationID, r.Repo, token)
 			continue
 		}
 		return f, err

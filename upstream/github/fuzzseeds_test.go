@@ -87,7 +87,7 @@ func TestFuzzSeedsFromEmulator(t *testing.T) {
 
 func captureSeeds(t *testing.T) (contents, tokens []fuzzseed.Seed) {
 	s := newStack(t, githubemu.Options{}, true)
-	tok, err := s.tokens.Token(context.Background(), s.docs.InstallationID)
+	tok, err := s.tokens.Token(context.Background(), s.docs.InstallationID, s.docs.Repo)
 	if err != nil {
 		t.Fatal(err)
 	}

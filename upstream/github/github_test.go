@@ -309,6 +309,44 @@ func TestUnconfigured(t *testing.T) {
 }
 
 func TestTokenCache(t *testing.T) {
+	// Seed 002 (a read-only injected credential), DESIGN §6: each mint asks
+	// for contents read on the one repository read, and the cache keeps one
+	// token per installation and repository.
+	t.Run("narrowed and cached per installation and repository", func(t *testing.T) {
+		s := newStack(t, githubemu.Options{TokenTTL: time.Hour}, true)
+		if err := s.emu.CreateRepository("octo", "other"); err != nil {
+			t.Fatal(err)
+		}
+		commit, err := s.emu.Commit("octo", "other", "main", "add", []githubemu.Entry{{Path: "README.md", Content: []byte("other\n")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.emu.AddInstallation(77, "octo/other")
+		other := FileRequest{InstallationID: 77, Owner: "octo", Repo: "other", Path: "README.md", Commit: commit}
+		for i := 0; i < 3; i++ {
+			if _, err := s.client.GetFile(context.Background(), s.req(s.docs.Readme)); err != nil {
+				t.Fatal(err)
+			}
+			if f, err := s.client.GetFile(context.Background(), other); err != nil || string(f.Content) != "other\n" {
+				t.Fatalf("other: %v", err)
+			}
+		}
+		mints := s.emu.Mints()
+		if len(mints) != 2 {
+			t.Fatalf("%d mints for two repositories of one installation, want 2", len(mints))
+		}
+		for i, repo := range []string{"docs", "other"} {
+			want := `{"permissions":{"contents":"read"},"repositories":["` + repo + `"]}`
+			if mints[i].Installation != 77 || mints[i].Body != want {
+				t.Fatalf("mint %d: %+v, want body %s", i, mints[i], want)
+			}
+		}
+		// Each token reads only its own repository.
+		docsTok, _ := s.tokens.Token(context.Background(), 77, "docs")
+		if _, status, err := s.client.getFile(context.Background(), other, docsTok); status != 404 || err == nil {
+			t.Fatalf("the docs token read octo/other: %d %v", status, err)
+		}
+	})
 	t.Run("reused until near expiry", func(t *testing.T) {
 		s := newStack(t, githubemu.Options{TokenTTL: time.Hour}, true)
 		for i := 0; i < 5; i++ {
@@ -379,10 +417,10 @@ func TestTokenCache(t *testing.T) {
 		s := newStack(t, githubemu.Options{TokenDelay: 300 * time.Millisecond}, true)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { _, err := s.tokens.Token(ctx, 77); done <- err }()
+		go func() { _, err := s.tokens.Token(ctx, 77, "docs"); done <- err }()
 		time.Sleep(50 * time.Millisecond)
 		other := make(chan error, 1)
-		go func() { _, err := s.tokens.Token(context.Background(), 77); other <- err }()
+		go func() { _, err := s.tokens.Token(context.Background(), 77, "docs"); other <- err }()
 		// Cancel only once both callers wait on the one mint; on a busy
 		// machine the second could otherwise arrive after the first left
 		// and rightly start a mint of its own.
@@ -405,7 +443,7 @@ func waitForWaiters(t *testing.T, s *Installations, installationID int64, n int)
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		s.mu.Lock()
-		f := s.flights[installationID]
+		f := s.flights[keyFor(installationID, "docs")]
 		ok := f != nil && f.waiters == n
 		s.mu.Unlock()
 		if ok {

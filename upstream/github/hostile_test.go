@@ -96,7 +96,7 @@ func githubPaths() []githubPath {
 			nulEscaped:    strings.Replace(token, `"token":"`, `"token":"\u0000`, 1),
 			nulRaw:        strings.Replace(token, `"token":"`, "\"token\":\"\x00", 1),
 			call: func(ctx context.Context, s *Installations, _ *Client) (any, error) {
-				return s.Token(ctx, 77)
+				return s.Token(ctx, 77, "docs")
 			},
 		},
 	}

@@ -27,18 +27,20 @@ const maxTokenResponse = 64 << 10
 // it; when every caller has given up, the mint is cancelled.
 const mintTimeout = 2 * time.Minute
 
-// Installations mints and caches installation tokens, one cache entry per
-// installation. Concurrent callers for the same installation share one mint
-// (one flight per installation), so a burst of calls on a cold cache mints
-// once.
+// Installations mints and caches installation tokens. Each token is
+// narrowed to what the gateway does with it (seed 002: "a read-only
+// injected credential"; DESIGN §6): contents read on the one repository it
+// is minted for, so one entry is cached per installation and repository.
+// Concurrent callers for the same pair share one mint (one flight per
+// pair), so a burst of calls on a cold cache mints once.
 type Installations struct {
 	up  *upstream.Client
 	app *App // nil: no App configured, every call is provider_unconfigured
 	now func() time.Time
 
 	mu      sync.Mutex
-	cache   map[int64]installationToken
-	flights map[int64]*mintFlight
+	cache   map[tokenKey]installationToken
+	flights map[tokenKey]*mintFlight
 
 	// observe, if set, is told "cache_hit", "minted" or "mint_failed" for
 	// every cache answer and every mint (metrics).
@@ -64,6 +66,18 @@ type mintFlight struct {
 	cancel  context.CancelFunc // stops the mint
 }
 
+// tokenKey names what a token is minted for: an installation and one
+// repository of it (GitHub compares repository names without regard to
+// case, so the key holds the lower-case name).
+type tokenKey struct {
+	installation int64
+	repo         string
+}
+
+func keyFor(installationID int64, repo string) tokenKey {
+	return tokenKey{installation: installationID, repo: strings.ToLower(repo)}
+}
+
 // installationToken is one cached token. The secret is never logged: the
 // struct has no String method and lives only in this package.
 type installationToken struct {
@@ -75,36 +89,42 @@ type installationToken struct {
 // the GitHub API origin. app may be nil when no App is configured.
 func NewInstallations(up *upstream.Client, app *App) *Installations {
 	return &Installations{up: up, app: app, now: time.Now,
-		cache: map[int64]installationToken{}, flights: map[int64]*mintFlight{}}
+		cache: map[tokenKey]installationToken{}, flights: map[tokenKey]*mintFlight{}}
 }
 
 // Configured reports whether an App (ID and key) is configured.
 func (s *Installations) Configured() bool { return s.app != nil }
 
-// Token returns a token for the installation with at least RefreshBefore
-// left, minting one if the cache has none. A caller whose context ends
-// stops waiting at once; the mint goes on for the callers still waiting
-// and is cancelled when the last of them leaves, so a stalled or
-// slow-dripping token route holds no goroutine past its callers.
-func (s *Installations) Token(ctx context.Context, installationID int64) (string, error) {
+// Token returns a token for reading the contents of repo (a repository
+// name of the installation's account) with at least RefreshBefore left,
+// minting one narrowed to that repository and contents read if the cache
+// has none. A caller whose context ends stops waiting at once; the mint
+// goes on for the callers still waiting and is cancelled when the last of
+// them leaves, so a stalled or slow-dripping token route holds no
+// goroutine past its callers.
+func (s *Installations) Token(ctx context.Context, installationID int64, repo string) (string, error) {
 	if s.app == nil {
 		return "", toolerr.New(toolerr.ProviderUnconfigured, "no GitHub App is configured on this gateway (HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE)")
 	}
 	if installationID <= 0 {
 		return "", toolerr.New(toolerr.ProviderUnconfigured, "the repository has no GitHub App installation binding")
 	}
+	if repo == "" {
+		return "", toolerr.New(toolerr.Internal, "an installation token needs the repository it is for")
+	}
+	key := keyFor(installationID, repo)
 	s.mu.Lock()
-	if t, ok := s.cachedLocked(installationID); ok {
+	if t, ok := s.cachedLocked(key); ok {
 		s.mu.Unlock()
 		s.event("cache_hit")
 		return t, nil
 	}
-	f := s.flights[installationID]
+	f := s.flights[key]
 	if f == nil {
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mintTimeout)
 		f = &mintFlight{done: make(chan struct{}), cancel: cancel}
-		s.flights[installationID] = f
-		go s.fly(mctx, installationID, f)
+		s.flights[key] = f
+		go s.fly(mctx, key, repo, f)
 	}
 	f.waiters++
 	s.mu.Unlock()
@@ -113,8 +133,8 @@ func (s *Installations) Token(ctx context.Context, installationID int64) (string
 		s.mu.Lock()
 		if f.waiters--; f.waiters == 0 {
 			f.cancel()
-			if s.flights[installationID] == f {
-				delete(s.flights, installationID) // a later caller starts afresh
+			if s.flights[key] == f {
+				delete(s.flights, key) // a later caller starts afresh
 			}
 		}
 		s.mu.Unlock()
@@ -129,9 +149,9 @@ func (s *Installations) Token(ctx context.Context, installationID int64) (string
 
 // fly runs one mint and publishes its outcome to the flight's callers and,
 // on success, to the cache.
-func (s *Installations) fly(ctx context.Context, installationID int64, f *mintFlight) {
+func (s *Installations) fly(ctx context.Context, key tokenKey, repo string, f *mintFlight) {
 	defer f.cancel()
-	t, err := s.mint(ctx, installationID)
+	t, err := s.mint(ctx, key.installation, repo)
 	if err != nil {
 		s.event("mint_failed")
 	} else {
@@ -139,48 +159,65 @@ func (s *Installations) fly(ctx context.Context, installationID int64, f *mintFl
 	}
 	s.mu.Lock()
 	if err == nil {
-		s.cache[installationID] = t
+		s.cache[key] = t
 	}
-	if s.flights[installationID] == f {
-		delete(s.flights, installationID)
+	if s.flights[key] == f {
+		delete(s.flights, key)
 	}
 	f.tok, f.err = t, err
 	s.mu.Unlock()
 	close(f.done)
 }
 
-// cachedLocked returns the installation's token if it has RefreshBefore
-// left; s.mu is held.
-func (s *Installations) cachedLocked(installationID int64) (string, bool) {
-	t, ok := s.cache[installationID]
+// cachedLocked returns the pair's token if it has RefreshBefore left; s.mu
+// is held.
+func (s *Installations) cachedLocked(key tokenKey) (string, bool) {
+	t, ok := s.cache[key]
 	if !ok || t.expires.Sub(s.now()) < RefreshBefore {
 		return "", false
 	}
 	return t.secret, true
 }
 
-// Invalidate drops the cached token of an installation if it is still
-// secret, after GitHub refused it (revoked or rotated early).
-func (s *Installations) Invalidate(installationID int64, secret string) {
+// Invalidate drops the cached token of an installation and repository if
+// it is still secret, after GitHub refused it (revoked or rotated early).
+func (s *Installations) Invalidate(installationID int64, repo, secret string) {
+	key := keyFor(installationID, repo)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t, ok := s.cache[installationID]; ok && t.secret == secret {
-		delete(s.cache, installationID)
+	if t, ok := s.cache[key]; ok && t.secret == secret {
+		delete(s.cache, key)
 	}
 }
 
-// mint exchanges a fresh app JWT for an installation token:
-// POST /app/installations/{id}/access_tokens, 201 {token, expires_at, …}.
-func (s *Installations) mint(ctx context.Context, installationID int64) (installationToken, error) {
+// mintRequest is the body of every mint: the token may read contents (GitHub
+// adds metadata read itself) of the one repository, nothing else. Without a
+// body GitHub grants every permission of the App on every repository of the
+// installation.
+type mintRequest struct {
+	Permissions  map[string]string `json:"permissions"`
+	Repositories []string          `json:"repositories"`
+}
+
+// mint exchanges a fresh app JWT for an installation token narrowed to
+// contents read on repo: POST /app/installations/{id}/access_tokens with
+// {"permissions":{"contents":"read"},"repositories":[repo]}, 201 {token,
+// expires_at, …}.
+func (s *Installations) mint(ctx context.Context, installationID int64, repo string) (installationToken, error) {
 	appJWT, err := s.app.JWT()
 	if err != nil {
 		return installationToken{}, toolerr.Wrap(err, toolerr.ProviderUnconfigured, "the GitHub App JWT could not be signed")
 	}
-	req, err := s.up.NewRequest(ctx, http.MethodPost, nil, nil,
+	payload, err := json.Marshal(mintRequest{Permissions: map[string]string{"contents": "read"}, Repositories: []string{repo}})
+	if err != nil {
+		return installationToken{}, toolerr.Wrap(err, toolerr.Internal, "the token request could not be encoded")
+	}
+	req, err := s.up.NewRequest(ctx, http.MethodPost, nil, bytes.NewReader(payload),
 		"app", "installations", strconv.FormatInt(installationID, 10), "access_tokens")
 	if err != nil {
 		return installationToken{}, transportError(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/vnd.github+json")
 	req.Header.Set("X-GitHub-Api-Version", APIVersion)
 	upstream.Credential{Token: appJWT}.Apply(req)
@@ -242,6 +279,10 @@ func mintStatusError(status int, h http.Header, now time.Time) *toolerr.Error {
 		e = toolerr.New(toolerr.ProviderForbidden, "GitHub refused an installation token for this repository's installation")
 	case http.StatusNotFound:
 		e = toolerr.New(toolerr.ProviderUnconfigured, "GitHub does not know this repository's App installation")
+	case http.StatusUnprocessableEntity:
+		// The mint names the repository: GitHub refuses one the
+		// installation does not cover (or a permission the App lacks).
+		e = toolerr.New(toolerr.ProviderNotFound, "the App installation does not cover this repository with contents read")
 	default:
 		e = toolerr.New(toolerr.ProviderUnavailable, "GitHub's installation token route answered with an unexpected status")
 	}
