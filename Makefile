@@ -12,10 +12,14 @@ test: lint configs unit fuzz
 # the first release that reads Go 1.26 code.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
+# The demo's files build only with -tags demo (server/demo.go), so the
+# server package is checked a second time with it.
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l: not formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags demo ./server/
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(STATICCHECK) -tags demo ./server/
 
 unit:
 	$(GO) test -race -timeout 20m ./...
