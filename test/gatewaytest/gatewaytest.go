@@ -61,6 +61,9 @@ func (b *build) get(t testing.TB, flags ...string) string {
 			return
 		}
 		b.path = filepath.Join(dir, "agent-gateway")
+		if b.err = touchSources(root); b.err != nil {
+			return
+		}
 		args := append(append([]string{"build", "-race"}, flags...), "-o", b.path, ".")
 		cmd := exec.Command("go", args...)
 		cmd.Dir = root
@@ -72,6 +75,37 @@ func (b *build) get(t testing.TB, flags ...string) string {
 		t.Fatal(b.err)
 	}
 	return b.path
+}
+
+// touchSources opens every file the binary may be built from (the tree
+// without .git, test/, docs/, testdata and *_test.go files) and reads a
+// byte of it. go test records the files a test opens in its cache key, and
+// the go build above runs in another process, which it does not see: so
+// without this, a test whose verdict depends on the binary (a golden
+// contract, a refusal) would pass from the cache after the binary's source
+// changed.
+func touchSources(root string) error {
+	return filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			rel, _ := filepath.Rel(root, path)
+			if rel == ".git" || rel == "test" || rel == "docs" || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		_, _ = f.Read(make([]byte, 1))
+		return f.Close()
+	})
 }
 
 // ModuleRoot finds the directory holding go.mod above the working directory.
