@@ -28,7 +28,7 @@ type RedisCounter struct {
 var _ httprate.LimitCounter = (*RedisCounter)(nil)
 
 // NewRedisCounter returns a counter whose keys start with prefix (one per
-// budget, e.g. "agw:read:").
+// endpoint and budget; the server uses "agw:budget:<endpoint>:<budget>:").
 func NewRedisCounter(client redis.UniversalClient, prefix string) *RedisCounter {
 	return &RedisCounter{client: client, prefix: prefix, timeout: time.Second}
 }

@@ -1,3 +1,10 @@
+//go:build demo
+
+// The demo links the emulated upstreams of test/ (test doubles that bring
+// zitadel/oidc, go-jose and httptest with them), so it is compiled only
+// with the demo build tag; the binary without it, which is the one `serve`
+// ships in, re-executes `go run -tags demo . demo` (see demo_reexec.go).
+
 package server
 
 import (
@@ -43,7 +50,7 @@ type demoSeed struct {
 	projectID, sourceID, token string
 }
 
-// runDemo starts the emulated upstreams with sample data — a Forgejo with
+// runDemo (built with -tags demo) starts the emulated upstreams with sample data — a Forgejo with
 // real git repositories and pull requests, a GitHub API over a real git
 // repository with a GitHub App, and an OpenID provider with one user — then
 // the real gateway in front of them with a seeded project, prints how to

@@ -121,9 +121,6 @@ func (g *Gateway) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Registry is the Prometheus registry of this gateway.
-func (g *Gateway) Registry() *prometheus.Registry { return g.registry }
-
 // knownTool reports whether a name is a tool of any catalog (bounded labels).
 func (g *Gateway) knownTool(name string) bool {
 	return g.forgejoC.Has(name) || g.documentsC.Has(name)

@@ -5,9 +5,10 @@ import (
 	"strconv"
 )
 
-// Kind classifies what went wrong talking to an upstream. Each catalog maps a
-// Kind to its own stable error code (Forgejo tools say upstream_timeout,
-// document tools say provider_unavailable), so the transport stays neutral.
+// Kind classifies what went wrong talking to an upstream. Each upstream
+// client package (upstream/forgejo, upstream/github) maps a Kind to its own
+// stable error code (a Forgejo timeout is upstream_timeout, a GitHub one
+// provider_unavailable), so the transport stays neutral.
 type Kind int
 
 // The kinds of transport failure.

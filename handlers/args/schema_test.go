@@ -3,44 +3,23 @@ package args
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"math"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agent-gateway/agent-gateway/test/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := "testdata/" + name
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the golden file (run go test -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
 
 func TestSchemaGolden(t *testing.T) {
 	b, err := json.MarshalIndent(Schema[testArgs](), "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "testargs.schema.json", append(b, '\n'))
+	golden.Compare(t, "testdata/testargs.schema.json", append(b, '\n'))
 }
 
 // TestSchemaMembers checks the schema against the struct by reflection:

@@ -24,26 +24,45 @@ type Tool struct {
 	Title       string
 	Description string
 	// Schema is the input JSON Schema (see args.Schema).
-	Schema     map[string]any
-	Policy     middleware.ToolPolicy
+	Schema map[string]any
+	Policy middleware.ToolPolicy
+	// Needs is what the tool needs of its caller beyond Policy's scopes.
+	Needs      Need
 	ReadOnly   bool
 	Idempotent bool
 	OpenWorld  bool
-	Handle     func(ctx context.Context, raw json.RawMessage) (any, error)
+	// Unavailable, when set, is the answer to every call whose arguments
+	// decode: the upstream the tool needs is not configured on this gateway.
+	// It is decided once, at wiring time, instead of in each handler.
+	Unavailable error
+	Handle      func(ctx context.Context, raw json.RawMessage) (any, error)
+	// admitted is set by Typed, whose Handle enforces Policy and Needs.
+	admitted bool
 }
 
-// Typed builds a Tool's schema and handler from a typed function: the
-// arguments are decoded strictly by args.Decode before f runs, so f only
-// ever sees valid input and a refusal never reaches an upstream.
+// Typed builds a Tool's schema and handler from a typed function and the
+// Tool's declared contract, in this order: the arguments are decoded
+// strictly by args.Decode, an Unavailable tool refuses, and admit enforces
+// Policy and Needs against the caller. So f only ever sees valid input from a caller
+// its policy admits, a refusal never reaches an upstream, and no handler
+// re-checks its caller. Set every field of t before calling Typed.
 func Typed[In any](t Tool, f func(ctx context.Context, in In) (any, error)) Tool {
 	t.Schema = args.Schema[In]()
+	unavailable, pol, need := t.Unavailable, t.Policy, t.Needs
 	t.Handle = func(ctx context.Context, raw json.RawMessage) (any, error) {
 		in, err := args.Decode[In](raw)
 		if err != nil {
 			return nil, err
 		}
+		if unavailable != nil {
+			return nil, unavailable
+		}
+		if err := admit(ctx, pol, need); err != nil {
+			return nil, err
+		}
 		return f(ctx, in)
 	}
+	t.admitted = true
 	return t
 }
 
@@ -55,12 +74,17 @@ type Catalog struct {
 	tools        []Tool
 }
 
-// New returns a catalog. Duplicate tool names are a wiring mistake and panic.
+// New returns a catalog. Duplicate tool names, and a tool whose policy asks
+// for a particular caller but whose handler was not built by Typed (so
+// nothing would enforce it), are wiring mistakes and panic.
 func New(name, version, instructions string, tools ...Tool) *Catalog {
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if seen[t.Name] {
 			panic("catalog: duplicate tool " + t.Name)
+		}
+		if !t.admitted && enforced(t) {
+			panic("catalog: tool " + t.Name + " declares a caller policy but was not built by Typed, which enforces it")
 		}
 		seen[t.Name] = true
 	}

@@ -45,6 +45,9 @@ type Options struct {
 	Cursors *Cursors
 }
 
+// policy: both tools read within the caller's project (catalog.ProjectGrant),
+// for an OAuth grant holding Scope; the catalog admits only such callers, so
+// the tools read the principal without checking it again.
 var policy = middleware.ToolPolicy{Scopes: []string{Scope}}
 
 type bootstrapArgs struct{}
@@ -64,25 +67,16 @@ func Tools(o Options) []catalog.Tool {
 			Description: "List the authenticated project's active allowlisted documents: source_id, repository, role, path, " +
 				"pinned commit_sha (null for tracking sources, which need workflow dispatch) and limits. " +
 				"Fails with runtime_unconfigured when the project has no active runtime source.",
-			Policy: policy, ReadOnly: true, Idempotent: true,
+			Policy: policy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true,
 		}, func(ctx context.Context, _ bootstrapArgs) (any, error) { return o.bootstrap(ctx) }),
 		catalog.Typed(catalog.Tool{
 			Name: "git_document_get", Title: "Read an allowlisted document",
 			Description: "Read a fragment (at most 64 KiB, ending on a UTF-8 character boundary) of one allowlisted document " +
 				"at its pinned commit, with the SHA-256 of the whole file and of the fragment. Continue with next_cursor " +
 				"until it is absent.",
-			Policy: policy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: policy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.get),
 	}
-}
-
-// caller returns the OAuth principal, or insufficient_scope.
-func caller(ctx context.Context) (*middleware.Principal, error) {
-	p := middleware.PrincipalFromContext(ctx)
-	if p == nil || p.Kind != middleware.OAuthGrant || p.ProjectID == "" || !p.HasScope(Scope) {
-		return nil, toolerr.New(toolerr.InsufficientScope, "this tool needs an OAuth grant with scope %s", Scope).With("required_scopes", []string{Scope})
-	}
-	return p, nil
 }
 
 // Bootstrap is the result of runtime_bootstrap_get.
@@ -120,10 +114,7 @@ type Limits struct {
 }
 
 func (o Options) bootstrap(ctx context.Context) (any, error) {
-	p, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
+	p := middleware.PrincipalFromContext(ctx)
 	srcs, err := o.Sources.ListDocumentSources(ctx, p.ProjectID, false)
 	if err != nil {
 		return nil, toolerr.Wrap(err, toolerr.Internal, "the allowlist could not be read")
@@ -153,10 +144,7 @@ func (o Options) bootstrap(ctx context.Context) (any, error) {
 }
 
 func (o Options) get(ctx context.Context, in getArgs) (any, error) {
-	p, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
+	p := middleware.PrincipalFromContext(ctx)
 	// The cursor is checked before anything is read: a forged, expired or
 	// foreign cursor costs no store or GitHub call.
 	var start int64

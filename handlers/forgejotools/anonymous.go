@@ -49,31 +49,22 @@ func AnonymousTools(c *forgejo.Client) []catalog.Tool {
 		catalog.Typed(catalog.Tool{
 			Name: "search_repositories", Title: "Search repositories",
 			Description: "Search the forge's public repositories by keyword. Returns a page of repositories with next_page/has_more.",
-			Policy:      anonymousPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy:      anonymousPolicy, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in searchArgs) (any, error) {
-			if c == nil {
-				return nil, unconfigured()
-			}
 			return c.SearchRepositories(ctx, in.Q, pageOf(in.Page))
 		}),
 		catalog.Typed(catalog.Tool{
 			Name: "get_repository", Title: "Get repository",
 			Description: "Get one public repository by owner and name.",
-			Policy:      anonymousPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy:      anonymousPolicy, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in repoArgs) (any, error) {
-			if c == nil {
-				return nil, unconfigured()
-			}
 			return c.GetRepository(ctx, in.Owner, in.Repo)
 		}),
 		catalog.Typed(catalog.Tool{
 			Name: "list_pull_requests", Title: "List pull requests",
 			Description: "List a public repository's pull requests, 30 per page, optionally filtered by state (open, closed, all).",
-			Policy:      anonymousPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy:      anonymousPolicy, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in listPullsArgs) (any, error) {
-			if c == nil {
-				return nil, unconfigured()
-			}
 			state := ""
 			if in.State != nil {
 				state = *in.State
@@ -83,11 +74,8 @@ func AnonymousTools(c *forgejo.Client) []catalog.Tool {
 		catalog.Typed(catalog.Tool{
 			Name: "get_pull_request", Title: "Get pull request",
 			Description: "Get one pull request of a public repository: title, body, state, head/base refs and SHAs, merge base, timestamps.",
-			Policy:      anonymousPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy:      anonymousPolicy, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in pullArgs) (any, error) {
-			if c == nil {
-				return nil, unconfigured()
-			}
 			return c.GetPullRequest(ctx, in.Owner, in.Repo, in.Index)
 		}),
 	}
@@ -100,6 +88,11 @@ func pageOf(p *int64) int64 {
 	return *p
 }
 
-func unconfigured() error {
-	return toolerr.New(toolerr.UpstreamUnconfigured, "no Forgejo origin is configured on this gateway (forgejo.origin)")
+// unavailable is the answer of every Forgejo tool when no Forgejo origin is
+// configured (a nil client), or nil when one is.
+func unavailable(c *forgejo.Client) error {
+	if c == nil {
+		return toolerr.New(toolerr.UpstreamUnconfigured, "no Forgejo origin is configured on this gateway (forgejo.origin)")
+	}
+	return nil
 }

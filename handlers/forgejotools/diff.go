@@ -23,8 +23,9 @@ type pullDiffArgs struct {
 }
 
 // pullDiffPolicy: an authenticated read. The gateway checks no scope of its
-// own: the caller's bearer goes to Forgejo, which enforces read:repository
-// and the repository's Code/PR permissions on every page.
+// own, only that the caller has a Forgejo credential (catalog.ForgejoCredential):
+// the caller's bearer goes to Forgejo, which enforces read:repository and the
+// repository's Code/PR permissions on every page.
 var pullDiffPolicy = middleware.ToolPolicy{}
 
 // Contract values of every page (seed 000, "Meaning of the manifest").
@@ -47,16 +48,9 @@ func PullRequestDiffTool(c *forgejo.Client, server mcp.Implementation) catalog.T
 			"verified manifest. Repeat with cursor=next_cursor until eof is true; concatenate the decoded data and check " +
 			"its length and SHA-256 against manifest.content. If the pull request moved, the cursor is refused as " +
 			"cursor_stale: start again without it.",
-		Policy: pullDiffPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+		Policy: pullDiffPolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 	}, func(ctx context.Context, in pullDiffArgs) (any, error) {
-		if c == nil {
-			return nil, unconfigured()
-		}
-		who := middleware.PrincipalFromContext(ctx)
-		if who == nil {
-			return nil, toolerr.New(toolerr.Unauthenticated, "get_pull_request_diff needs an authenticated caller")
-		}
-		return pullDiffPage(ctx, c, &server, who.ForgejoCredential(), in)
+		return pullDiffPage(ctx, c, &server, callerCredential(ctx), in)
 	})
 }
 

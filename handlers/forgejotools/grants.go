@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
@@ -56,9 +55,11 @@ type submissionArgs struct {
 	RequestKey string `json:"request_key" arg:"required" pattern:"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$" desc:"The same request_key the submission used."`
 }
 
-// Grant tools need a caller whose bearer Forgejo judges; Forgejo enforces
-// its own token scopes (read:repository, write:issue), so the gateway
-// declares none. Confirmation and submission spend the write budget.
+// Grant tools need a caller whose bearer Forgejo judges
+// (catalog.ForgejoCredential: the request bearer over HTTP, the process's
+// configured token or Basic credentials over stdio, seed 004); Forgejo
+// enforces its own token scopes (read:repository, write:issue), so the
+// gateway declares none. Confirmation and submission spend the write budget.
 var (
 	grantReadPolicy  = middleware.ToolPolicy{}
 	grantWritePolicy = middleware.ToolPolicy{Write: true}
@@ -76,12 +77,9 @@ func GrantTools(c *forgejo.Client) []catalog.Tool {
 			Description: "List the agent work grants that name you (the authenticated bot), 30 per page, optionally by state " +
 				"(awaiting_agent, awaiting_human, active, revoked, all; default: all but revoked). Continue with next_page until " +
 				"has_more is false. Pages are current observations (snapshot: false), not an atomic list.",
-			Policy: grantReadPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: grantReadPolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in listGrantsArgs) (any, error) {
-			cred, err := grantCaller(ctx, c)
-			if err != nil {
-				return nil, err
-			}
+			cred := callerCredential(ctx)
 			state := ""
 			if in.State != nil {
 				state = *in.State
@@ -92,12 +90,9 @@ func GrantTools(c *forgejo.Client) []catalog.Tool {
 			Name: "get_agent_work_grant", Title: "Get agent work grant",
 			Description: "Read one agent work grant: its state, the bot it names, and the proposal (schema, version, digest, " +
 				"task and summary text) you must repeat exactly to confirm or submit.",
-			Policy: grantReadPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: grantReadPolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in grantArgs) (any, error) {
-			cred, err := grantCaller(ctx, c)
-			if err != nil {
-				return nil, err
-			}
+			cred := callerCredential(ctx)
 			return c.GetAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID)
 		}),
 		catalog.Typed(catalog.Tool{
@@ -109,12 +104,9 @@ func GrantTools(c *forgejo.Client) []catalog.Tool {
 			// Not idempotent as advertised to clients: seed 004 wants an
 			// uncertain confirmation read back before anything is repeated,
 			// and idempotentHint would invite a blind retry.
-			Policy: grantWritePolicy, OpenWorld: true,
+			Policy: grantWritePolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), OpenWorld: true,
 		}, func(ctx context.Context, in confirmGrantArgs) (any, error) {
-			cred, err := grantCaller(ctx, c)
-			if err != nil {
-				return nil, err
-			}
+			cred := callerCredential(ctx)
 			return c.ConfirmAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Proposal{
 				Schema: in.ProposalSchema, Version: in.ProposalVersion, Digest: in.ProposalDigest,
 			})
@@ -125,12 +117,9 @@ func GrantTools(c *forgejo.Client) []catalog.Tool {
 				"(a lowercase UUIDv4 you generated and kept). native_status 201 is a new submission, 200 the committed " +
 				"replay of the same key. Sent once, never retried: on delivery_uncertain read back with " +
 				"get_agent_work_submission using the same key; never make a new key for the same work.",
-			Policy: grantWritePolicy, OpenWorld: true,
+			Policy: grantWritePolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), OpenWorld: true,
 		}, func(ctx context.Context, in submitProposalArgs) (any, error) {
-			cred, err := grantCaller(ctx, c)
-			if err != nil {
-				return nil, err
-			}
+			cred := callerCredential(ctx)
 			return c.SubmitAgentWorkProposal(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Submission{
 				Proposal:   forgejo.Proposal{Schema: in.ProposalSchema, Version: in.ProposalVersion, Digest: in.ProposalDigest},
 				RequestKey: in.RequestKey, Title: in.Title, Body: in.Body,
@@ -141,28 +130,16 @@ func GrantTools(c *forgejo.Client) []catalog.Tool {
 			Description: "Read the receipt of a submission by its request_key: the Issue's ID, index and URL, the outcome " +
 				"(submitted, issue_deleted, issue_binding_changed) and review_state awaiting_review. Use it to reconcile " +
 				"an uncertain submission; it stays readable after the grant is withdrawn.",
-			Policy: grantReadPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: grantReadPolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in submissionArgs) (any, error) {
-			cred, err := grantCaller(ctx, c)
-			if err != nil {
-				return nil, err
-			}
+			cred := callerCredential(ctx)
 			return c.GetAgentWorkSubmission(ctx, cred, in.Owner, in.Repo, in.GrantID, in.RequestKey)
 		}),
 	}
 }
 
-// grantCaller returns the credential a grant tool forwards: the caller's
-// own (seed 004: the request bearer over HTTP, the process's configured
-// token or Basic credentials over stdio). Without one the tool refuses
-// before any request.
-func grantCaller(ctx context.Context, c *forgejo.Client) (upstream.Credential, error) {
-	if c == nil {
-		return upstream.Credential{}, unconfigured()
-	}
-	cred := middleware.PrincipalFromContext(ctx).ForgejoCredential()
-	if cred.IsZero() {
-		return upstream.Credential{}, toolerr.New(toolerr.Unauthenticated, "this tool needs the caller's Forgejo credential (a bearer token)")
-	}
-	return cred, nil
+// callerCredential is the caller's own Forgejo credential, the only one a
+// grant tool forwards; the catalog admitted the call only with one.
+func callerCredential(ctx context.Context) upstream.Credential {
+	return middleware.PrincipalFromContext(ctx).ForgejoCredential()
 }

@@ -26,15 +26,6 @@ type Assembled struct {
 	Texts  []string
 }
 
-// SourceBytes is the budgeted size: the sum of the layers' raw bytes.
-func (a Assembled) SourceBytes() int {
-	n := 0
-	for _, l := range a.Layers {
-		n += l.Bytes
-	}
-	return n
-}
-
 // Chars counts Unicode code points (not bytes, not UTF-16 units, not
 // grapheme clusters) of valid UTF-8 text: the "character count" of a layer.
 func Chars(text []byte) int { return utf8.RuneCount(text) }

@@ -57,6 +57,8 @@ type Options struct {
 	GitHub GitHub
 }
 
+// Every catalog tool acts within the caller's project (catalog.ProjectGrant)
+// for an OAuth grant holding its scope; the catalog admits only such callers.
 var (
 	readPolicy     = middleware.ToolPolicy{Scopes: []string{ScopeRead}}
 	dispatchPolicy = middleware.ToolPolicy{Scopes: []string{ScopeDispatch}, Write: true}
@@ -81,14 +83,14 @@ func Tools(o Options) []catalog.Tool {
 			Description: "List the instruction profiles the authenticated project can dispatch: each profile's mode and " +
 				"the configured source of every layer in assembly order (core, mode, role responsibilities, methodology, " +
 				"role instructions, soul, skills), and catalog.layers_missing for account core/mode not configured. Reads no document.",
-			Policy: readPolicy, ReadOnly: true, Idempotent: true,
+			Policy: readPolicy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true,
 		}, func(ctx context.Context, _ listArgs) (any, error) { return o.list(ctx) }),
 		catalog.Typed(catalog.Tool{
 			Name: "catalog_profile_get", Title: "Assemble a catalog profile",
 			Description: "Assemble one profile as a dispatch would, without storing it: every layer is read now (tracking " +
 				"branches resolved to their head) and described by SHA-256, bytes, characters, est_tokens and provenance. " +
 				"No text is returned; fails like workflow_dispatch would (unreadable source, revoked source, over the 60 KiB budget).",
-			Policy: readPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: readPolicy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.profile),
 		catalog.Typed(catalog.Tool{
 			Name: "workflow_dispatch", Title: "Dispatch a workflow from a profile",
@@ -96,26 +98,16 @@ func Tools(o Options) []catalog.Tool {
 				"of every layer, so a replay reads the same bytes. Returns the workflow with each layer's text and the assembled " +
 				"instructions. Missing account core/mode is reported in catalog.layers_missing; any configured source that " +
 				"cannot be read fails the dispatch.",
-			Policy: dispatchPolicy, OpenWorld: true,
+			Policy: dispatchPolicy, Needs: catalog.ProjectGrant, OpenWorld: true,
 		}, o.dispatch),
 		catalog.Typed(catalog.Tool{
 			Name: "workflow_get", Title: "Get a dispatched workflow",
 			Description: "The compact view of a workflow of the authenticated project: profile, mode, layer metadata and " +
 				"catalog.layers_missing, no text. With replay: true every layer is re-read at its frozen commit, verified " +
 				"against its SHA-256, and returned with the assembled instructions.",
-			Policy: readPolicy, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: readPolicy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.workflow),
 	}
-}
-
-// caller returns the OAuth principal holding scope, or insufficient_scope.
-// The scope gate refuses first; this keeps a wiring mistake closed.
-func caller(ctx context.Context, scope string) (*middleware.Principal, error) {
-	p := middleware.PrincipalFromContext(ctx)
-	if p == nil || p.Kind != middleware.OAuthGrant || p.ProjectID == "" || !p.HasScope(scope) {
-		return nil, toolerr.New(toolerr.InsufficientScope, "this tool needs an OAuth grant with scope %s", scope).With("required_scopes", []string{scope})
-	}
-	return p, nil
 }
 
 // planFor reads the plan of a profile the caller's project can use.
@@ -131,10 +123,7 @@ func (o Options) planFor(ctx context.Context, projectID, profileID string) (stor
 }
 
 func (o Options) list(ctx context.Context) (any, error) {
-	p, err := caller(ctx, ScopeRead)
-	if err != nil {
-		return nil, err
-	}
+	p := middleware.PrincipalFromContext(ctx)
 	profiles, err := o.Store.ListProfiles(ctx, "", p.ProjectID)
 	if err != nil {
 		return nil, toolerr.Wrap(err, toolerr.Internal, "the catalog could not be read")
@@ -154,14 +143,10 @@ func (o Options) list(ctx context.Context) (any, error) {
 	return out, nil
 }
 
-// assembleFor checks that the caller holds scope, plans the profile within
-// the caller's project and assembles it: the common start of reading a
-// profile and of dispatching one.
-func (o Options) assembleFor(ctx context.Context, scope, profileID string) (*middleware.Principal, store.CatalogPlan, *Assembled, error) {
-	p, err := caller(ctx, scope)
-	if err != nil {
-		return nil, store.CatalogPlan{}, nil, err
-	}
+// assembleFor plans the profile within the caller's project and assembles
+// it: the common start of reading a profile and of dispatching one.
+func (o Options) assembleFor(ctx context.Context, profileID string) (*middleware.Principal, store.CatalogPlan, *Assembled, error) {
+	p := middleware.PrincipalFromContext(ctx)
 	plan, err := o.planFor(ctx, p.ProjectID, profileID)
 	if err != nil {
 		return nil, store.CatalogPlan{}, nil, err
@@ -174,7 +159,7 @@ func (o Options) assembleFor(ctx context.Context, scope, profileID string) (*mid
 }
 
 func (o Options) profile(ctx context.Context, in profileArgs) (any, error) {
-	p, plan, a, err := o.assembleFor(ctx, ScopeRead, in.ProfileID)
+	p, plan, a, err := o.assembleFor(ctx, in.ProfileID)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +170,7 @@ func (o Options) profile(ctx context.Context, in profileArgs) (any, error) {
 }
 
 func (o Options) dispatch(ctx context.Context, in profileArgs) (any, error) {
-	p, plan, a, err := o.assembleFor(ctx, ScopeDispatch, in.ProfileID)
+	p, plan, a, err := o.assembleFor(ctx, in.ProfileID)
 	if err != nil {
 		return nil, err
 	}
@@ -208,10 +193,7 @@ func (o Options) dispatch(ctx context.Context, in profileArgs) (any, error) {
 }
 
 func (o Options) workflow(ctx context.Context, in workflowArgs) (any, error) {
-	p, err := caller(ctx, ScopeRead)
-	if err != nil {
-		return nil, err
-	}
+	p := middleware.PrincipalFromContext(ctx)
 	w, err := o.Store.GetWorkflow(ctx, p.ProjectID, in.WorkflowID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -6,9 +6,10 @@
 // JSON body. Codes are stable strings that clients may switch on; messages are
 // for humans and never contain upstream bodies, header values or credentials.
 //
-// The package is a leaf: upstream clients, the store and the handlers all
-// return *Error so that one table (see Code.HTTPStatus) decides how a code is
-// presented.
+// The package is a leaf: the upstream clients, the middleware and the
+// handlers return *Error (the store returns its own sentinel errors, which
+// the handlers map), so that one table (see Code.HTTPStatus) decides how a
+// code is presented.
 package toolerr
 
 import (

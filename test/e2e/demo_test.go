@@ -18,7 +18,7 @@ import (
 // document with the printed gateway token.
 func TestDemo(t *testing.T) {
 	addr := gatewaytest.FreeAddr(t)
-	cmd := exec.Command(gatewaytest.Binary(t), "demo", "--listen", addr)
+	cmd := exec.Command(gatewaytest.DemoBinary(t), "demo", "--listen", addr)
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

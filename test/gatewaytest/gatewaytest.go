@@ -23,38 +23,89 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+// build is one binary built at most once per test process.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
 
-// Binary builds agent-gateway (with -race) once per test process and
-// returns its path.
+var shipped, demo build
+
+// Binary builds agent-gateway as it ships (with -race, no build tags) once
+// per test process and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
+	return shipped.get(t)
+}
+
+// DemoBinary builds agent-gateway with -tags demo (and -race) once per test
+// process and returns its path: the binary `go run . demo` ends up
+// running, the only one that links the emulated upstreams.
+func DemoBinary(t testing.TB) string {
+	t.Helper()
+	return demo.get(t, "-tags", "demo")
+}
+
+func (b *build) get(t testing.TB, flags ...string) string {
+	t.Helper()
+	b.once.Do(func() {
 		root, err := ModuleRoot()
 		if err != nil {
-			buildErr = err
+			b.err = err
 			return
 		}
 		dir, err := os.MkdirTemp("", "agent-gateway-bin-")
 		if err != nil {
-			buildErr = err
+			b.err = err
 			return
 		}
-		binPath = filepath.Join(dir, "agent-gateway")
-		cmd := exec.Command("go", "build", "-race", "-o", binPath, ".")
+		b.path = filepath.Join(dir, "agent-gateway")
+		if b.err = touchSources(root); b.err != nil {
+			return
+		}
+		args := append(append([]string{"build", "-race"}, flags...), "-o", b.path, ".")
+		cmd := exec.Command("go", args...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			b.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binPath
+	return b.path
+}
+
+// touchSources opens every file the binary may be built from (the tree
+// without .git, test/, docs/, testdata and *_test.go files) and reads a
+// byte of it. go test records the files a test opens in its cache key, and
+// the go build above runs in another process, which it does not see: so
+// without this, a test whose verdict depends on the binary (a golden
+// contract, a refusal) would pass from the cache after the binary's source
+// changed.
+func touchSources(root string) error {
+	return filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			rel, _ := filepath.Rel(root, path)
+			if rel == ".git" || rel == "test" || rel == "docs" || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		_, _ = f.Read(make([]byte, 1))
+		return f.Close()
+	})
 }
 
 // ModuleRoot finds the directory holding go.mod above the working directory.

@@ -32,13 +32,6 @@ func (c *Client) ObserveEvidence(f func(verifiedBytes int64, err error)) { c.evi
 // New returns a Client over a strict upstream client bound to the Forgejo origin.
 func New(up *upstream.Client) *Client { return &Client{up: up} }
 
-// Origin is the configured Forgejo origin.
-func (c *Client) Origin() *url.URL { return c.up.Origin() }
-
-// Upstream returns the strict transport, for the sibling evidence and
-// grant clients.
-func (c *Client) Upstream() *upstream.Client { return c.up }
-
 // getJSON performs one anonymous GET and decodes a JSON body into dst. It is
 // the single path of every anonymous read: status mapping, media type check,
 // body bound and the strict JSON checks of checkNativeJSON happen here. No

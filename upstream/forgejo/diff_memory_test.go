@@ -74,8 +74,8 @@ func TestDiffEvidenceMemoryFlat(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := gen.At(off, int(min(size-off, evidence.MaxWindow)))
-		if !bytes.Equal(v.Window, want) || v.Identity.ByteCount != size || v.EOF() != (off > 0) {
-			t.Fatalf("offset %d: window of %d bytes, eof %v", off, len(v.Window), v.EOF())
+		if !bytes.Equal(v.Window, want) || v.Identity.ByteCount != size || (off+int64(len(v.Window)) == size) != (off > 0) {
+			t.Fatalf("offset %d: window of %d bytes of %d", off, len(v.Window), v.Identity.ByteCount)
 		}
 		growth := int64(peak) - int64(before)
 		t.Logf("%d MiB diff, offset %d: heap before %d KiB, peak %d KiB, growth %d KiB, %v",

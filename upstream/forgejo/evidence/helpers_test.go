@@ -57,7 +57,4 @@ func wantWindow(t *testing.T, v *evidence.Verified, err error, diff []byte, req 
 	if v.Offset != req.Offset || v.Identity.ByteCount != int64(len(diff)) {
 		t.Fatalf("offset %d, byte count %d; want %d, %d", v.Offset, v.Identity.ByteCount, req.Offset, len(diff))
 	}
-	if v.EOF() != (end == int64(len(diff))) {
-		t.Fatalf("EOF() = %v at window end %d of %d", v.EOF(), end, len(diff))
-	}
 }

@@ -80,12 +80,6 @@ type Verified struct {
 	Window []byte
 }
 
-// EOF reports whether the window reaches the end of the verified diff, so
-// that the caller knows to offer no continuation.
-func (v *Verified) EOF() bool {
-	return v.Offset+int64(len(v.Window)) == v.Identity.ByteCount
-}
-
 // Identity is the validated identity of the diff: the fields a continuation
 // cursor binds, so that a later page can tell whether it still reads the same
 // bytes from the same inputs.

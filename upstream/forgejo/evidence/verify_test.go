@@ -151,8 +151,8 @@ func TestVerifyLeadingWhitespace(t *testing.T) {
 func TestVerifyEmptyDiff(t *testing.T) {
 	v, err := evidence.Verify(bytes.NewReader(et.Bytes(et.Sample(), nil)), req7(0, evidence.MaxWindow))
 	wantWindow(t, v, err, nil, req7(0, evidence.MaxWindow))
-	if len(v.Window) != 0 || !v.EOF() {
-		t.Fatalf("empty diff: window %d bytes, eof %v", len(v.Window), v.EOF())
+	if len(v.Window) != 0 || v.Identity.ByteCount != 0 {
+		t.Fatalf("empty diff: window %d bytes of %d", len(v.Window), v.Identity.ByteCount)
 	}
 }
 
