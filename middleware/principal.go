@@ -87,6 +87,12 @@ func (p *Principal) ForgejoCredential() Credential {
 	return p.credential
 }
 
+// Verified reports whether the gateway itself checked the credential (an
+// OAuth grant, a legacy token, the stdio process's own credential). A
+// passthrough bearer is not verified: only Forgejo knows whether it is
+// valid, so it is an identity only for the calls that send it there.
+func (p *Principal) Verified() bool { return p != nil && p.Kind != ForgejoPassthrough }
+
 // HasScope reports whether the principal is known to hold scope.
 func (p *Principal) HasScope(scope string) bool {
 	return p != nil && p.ScopesKnown && slices.Contains(p.Scopes, scope)

@@ -37,7 +37,8 @@ func (g *Gateway) openRedis(ctx context.Context) error {
 // configured, every replica spends from the same counters.
 func (g *Gateway) budgetOptions(endpoint string) middleware.BudgetOptions {
 	o := middleware.BudgetOptions{
-		ReadPerWindow: g.cfg.ReadPerMinute, WritePerWindow: g.cfg.WritePerMinute, Window: time.Minute,
+		ReadPerWindow: g.cfg.ReadPerMinute, WritePerWindow: g.cfg.WritePerMinute, IPCeilingPerWindow: g.cfg.IPCeilingPerMinute,
+		Window:   time.Minute,
 		Rejected: func(budget string) { g.budgetRejections.WithLabelValues(endpoint, budget).Inc() },
 	}
 	if g.redis != nil {

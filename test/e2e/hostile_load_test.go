@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
 )
 
 // The hostile-load tests through the real binary (issue 13): what an
@@ -42,5 +44,95 @@ func TestHostileLoadGatewayTokensNotForwarded(t *testing.T) {
 	}
 	for _, r := range st.emu.Requests() {
 		t.Errorf("a gateway token's call reached Forgejo: %s %s", r.Method, r.Path)
+	}
+}
+
+// madeUpBearers sends n calls of body to each endpoint URL in turn, each
+// with a fresh made-up bearer, and returns the statuses seen.
+func madeUpBearers(t *testing.T, urls []string, body string, n int, headers map[string]string) map[int]int {
+	t.Helper()
+	statuses := map[int]int{}
+	for i := range n {
+		h := map[string]string{"Authorization": "Bearer fake-" + randomHex(t)}
+		for k, v := range headers {
+			h[k] = v
+		}
+		resp, out := postRPC(t, urls[i%len(urls)]+"/mcp/forgejo", body, h)
+		statuses[resp.StatusCode]++
+		if resp.StatusCode == 429 && !strings.Contains(out, "rate_limited") {
+			t.Fatalf("429 without rate_limited: %s", out)
+		}
+	}
+	return statuses
+}
+
+// bearersSeen counts the distinct Authorization headers the emulator got.
+func bearersSeen(emu interface{ Requests() []forgejoemu.Recorded }) int {
+	seen := map[string]bool{}
+	for _, r := range emu.Requests() {
+		if a := r.Header.Get("Authorization"); a != "" {
+			seen[a] = true
+		}
+	}
+	return len(seen)
+}
+
+// TestHostileLoadMadeUpBearers: a bearer the gateway has not verified is
+// not an identity. With a read budget of 5, twenty anonymous-tool calls
+// each carrying a fresh made-up bearer get five answers and fifteen 429s;
+// with an IP ceiling of 5, twenty authenticated-tool calls with fresh
+// bearers send only five of them to Forgejo.
+func TestHostileLoadMadeUpBearers(t *testing.T) {
+	st := startForgejoStack(t, map[string]string{
+		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE":       "5",
+		"AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE": "5",
+	})
+	d := st.demo
+	search := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_repositories","arguments":{"q":"gateway"}}}`
+	if got := madeUpBearers(t, []string{st.gw.URL}, search, 20, nil); got[200] != 5 || got[429] != 15 {
+		t.Fatalf("anonymous tool with made-up bearers: %v, want 5×200 and 15×429", got)
+	}
+	// A fresh gateway (fresh budgets) for the authenticated tools.
+	st = startForgejoStack(t, map[string]string{
+		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE":       "100",
+		"AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE": "5",
+	})
+	st.emu.ResetRequests()
+	diff := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PrivateRepo + `","index":1}}}`
+	if got := madeUpBearers(t, []string{st.gw.URL}, diff, 20, nil); got[200] != 5 || got[429] != 15 {
+		t.Fatalf("authenticated tool with made-up bearers: %v, want 5 answered and 15×429", got)
+	}
+	if n := bearersSeen(st.emu); n != 5 {
+		t.Fatalf("Forgejo saw %d made-up bearers, want 5", n)
+	}
+}
+
+// TestHostileLoadMadeUpBearersReplicas: the IP's budget and ceiling are
+// shared through Redis, so alternating between two replicas buys nothing.
+// The client address comes from X-Forwarded-For (loopback is a trusted
+// proxy here), a fresh one per run so parallel runs sharing the Redis do
+// not meet.
+func TestHostileLoadMadeUpBearersReplicas(t *testing.T) {
+	rp := startReplicas(t, map[string]string{
+		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE":       "6",
+		"AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE": "4",
+		"AGENT_GATEWAY_TRUSTED_PROXIES":                 "127.0.0.1",
+	})
+	d := rp.fj.demo
+	urls := []string{rp.a.URL, rp.b.URL}
+	b := []byte(randomHex(t))
+	xff := map[string]string{"X-Forwarded-For": fmt.Sprintf("10.%d.%d.%d", b[0], b[1], b[2])}
+	search := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_repositories","arguments":{"q":"gateway"}}}`
+	if got := madeUpBearers(t, urls, search, 12, xff); got[200] != 6 || got[429] != 6 {
+		t.Fatalf("anonymous tool across replicas: %v, want 6×200 and 6×429", got)
+	}
+	xff["X-Forwarded-For"] = fmt.Sprintf("10.%d.%d.%d", b[3], b[4], b[5])
+	rp.fj.emu.ResetRequests()
+	diff := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PrivateRepo + `","index":1}}}`
+	if got := madeUpBearers(t, urls, diff, 12, xff); got[200] != 4 || got[429] != 8 {
+		t.Fatalf("authenticated tool across replicas: %v, want 4 answered and 8×429", got)
+	}
+	if n := bearersSeen(rp.fj.emu); n != 4 {
+		t.Fatalf("Forgejo saw %d made-up bearers, want 4", n)
 	}
 }
