@@ -23,12 +23,15 @@ type Code string
 // The stable codes. Adding one is a contract change: document it in docs/tools.md.
 const (
 	// Caller and transport refusals.
-	InvalidArguments     Code = "invalid_arguments"
-	Unauthenticated      Code = "unauthenticated"
-	InsufficientScope    Code = "insufficient_scope"
-	OriginForbidden      Code = "origin_forbidden"
-	BodyTooLarge         Code = "body_too_large"
-	RateLimited          Code = "rate_limited"
+	InvalidArguments  Code = "invalid_arguments"
+	Unauthenticated   Code = "unauthenticated"
+	InsufficientScope Code = "insufficient_scope"
+	OriginForbidden   Code = "origin_forbidden"
+	BodyTooLarge      Code = "body_too_large"
+	RateLimited       Code = "rate_limited"
+	// Overloaded: a gateway-wide bound (requests in flight, request-body
+	// bytes buffered, open connections) is reached; retry after Retry-After.
+	Overloaded           Code = "overloaded"
 	Internal             Code = "internal_error"
 	UpstreamUnconfigured Code = "upstream_unconfigured"
 
@@ -93,6 +96,8 @@ func (c Code) HTTPStatus() int {
 		return http.StatusRequestEntityTooLarge
 	case RateLimited:
 		return http.StatusTooManyRequests
+	case Overloaded:
+		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
 	}
@@ -113,6 +118,8 @@ func (c Code) RPCCode() int {
 		return -32013
 	case RateLimited:
 		return -32029
+	case Overloaded:
+		return -32053
 	default:
 		return -32603 // internal error
 	}

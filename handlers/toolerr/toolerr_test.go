@@ -20,6 +20,7 @@ func TestCodeTable(t *testing.T) {
 		{OriginForbidden, 403, -32003},
 		{BodyTooLarge, 413, -32013},
 		{RateLimited, 429, -32029},
+		{Overloaded, 503, -32053},
 		{Internal, 500, -32603},
 		{NotFound, 500, -32603}, // tool failures are results; this is only the fallback
 	}

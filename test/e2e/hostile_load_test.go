@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/test/abuse/attack"
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
 )
 
@@ -134,5 +137,76 @@ func TestHostileLoadMadeUpBearersReplicas(t *testing.T) {
 	}
 	if n := bearersSeen(rp.fj.emu); n != 4 {
 		t.Fatalf("Forgejo saw %d made-up bearers, want 4", n)
+	}
+}
+
+// metricValue reads one unlabelled series (or the first line starting
+// with series) from a /metrics exposition; -1 when absent.
+func metricValue(exposition, series string) float64 {
+	for _, l := range strings.Split(exposition, "\n") {
+		if rest, ok := strings.CutPrefix(l, series+" "); ok {
+			var v float64
+			if _, err := fmt.Sscan(rest, &v); err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}
+
+// TestHostileLoadSlowBodies: the issue's scenario, scaled to the test
+// machine: 100 connections from one address each declare a 1 MiB body to
+// /mcp/documents (no token needed to be read), send all but ten bytes and
+// stall. The gateway holds no more than the address's body share, refuses
+// the rest early with Retry-After, and an honest caller from another
+// address is served throughout. (Memory itself is measured by the abuse
+// run, go run ./test/abuse, not in a timed test.)
+func TestHostileLoadSlowBodies(t *testing.T) {
+	const share = 4 << 20
+	st := startForgejoStack(t, map[string]string{
+		"AGENT_GATEWAY_HTTP_MAX_CONNECTIONS_PER_IP":   "32",
+		"AGENT_GATEWAY_HTTP_MAX_IN_FLIGHT_PER_IP":     "16",
+		"AGENT_GATEWAY_HTTP_BODY_BUDGET_PER_IP_BYTES": fmt.Sprint(share),
+		"AGENT_GATEWAY_HTTP_BODY_BUDGET_BYTES":        fmt.Sprint(4 * share),
+	})
+	addr := strings.TrimPrefix(st.gw.URL, "http://")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	results := make(chan attack.SlowBodyResult, 1)
+	go func() {
+		results <- attack.SlowBodies{Addr: addr, Source: "127.0.0.66", Path: "/mcp/documents", Conns: 100, Size: 1 << 20, Hold: 8 * time.Second}.Run(ctx)
+	}()
+	var maxBuffered, maxOpen float64
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for i := 0; i < 20; i++ {
+		time.Sleep(250 * time.Millisecond)
+		start := time.Now()
+		resp, out := postRPC(t, st.gw.URL+"/mcp/forgejo", list, nil)
+		if resp.StatusCode != 200 || time.Since(start) > 5*time.Second {
+			t.Fatalf("honest caller during the attack: %d after %v: %.200s", resp.StatusCode, time.Since(start), out)
+		}
+		_, m := get(t, st.gw.URL+"/metrics")
+		maxBuffered = max(maxBuffered, metricValue(m, "agent_gateway_request_body_bytes_buffered"))
+		maxOpen = max(maxOpen, metricValue(m, "agent_gateway_open_connections"))
+	}
+	res := <-results
+	t.Logf("attack: %+v; peak buffered %.0f bytes, peak open connections %.0f", res, maxBuffered, maxOpen)
+	if maxBuffered < 0 || maxBuffered > share+64<<10 {
+		t.Errorf("body bytes buffered peaked at %.0f, over the address's share of %d", maxBuffered, share)
+	}
+	if maxOpen < 0 || maxOpen > 32+8 {
+		t.Errorf("open connections peaked at %.0f with 32 per address", maxOpen)
+	}
+	if res.Held > 16 {
+		t.Errorf("%d slow bodies were held to the end, want at most the in-flight share", res.Held)
+	}
+	if refused := res.Answered[429] + res.Answered[503]; refused < 50 || res.RetryAfter != refused {
+		t.Errorf("refused %d early (%d with Retry-After), want most of 100, all with Retry-After", refused, res.RetryAfter)
+	}
+	_, m := get(t, st.gw.URL+"/metrics")
+	for _, series := range []string{`agent_gateway_load_refusals_total{bound="connections_per_ip"}`, `agent_gateway_load_refusals_total{bound="body_budget_per_ip"}`} {
+		if metricValue(m, series) <= 0 {
+			t.Errorf("%s not counted", series)
+		}
 	}
 }
