@@ -210,3 +210,32 @@ func TestHostileLoadSlowBodies(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileLoadLogVolume: eight requests with a 1,040,000-byte JSON-RPC
+// method (and a long path on a ninth), answered and refused alike (a read
+// budget of 5 makes some 429), grow the log by a few kilobytes, not
+// megabytes; each line says how long the value was.
+func TestHostileLoadLogVolume(t *testing.T) {
+	st := startForgejoStack(t, map[string]string{"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE": "5"})
+	before := len(st.gw.Logs())
+	body := `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("m", 1_040_000) + `"}`
+	statuses := map[int]int{}
+	for range 8 {
+		resp, _ := postRPC(t, st.gw.URL+"/mcp/forgejo", body, nil)
+		statuses[resp.StatusCode]++
+	}
+	resp, _ := postRPC(t, st.gw.URL+"/mcp/forgejo/"+strings.Repeat("p", 30000), `{}`, nil)
+	statuses[resp.StatusCode]++
+	time.Sleep(200 * time.Millisecond) // the last access line is written after the answer
+	grown := len(st.gw.Logs()) - before
+	t.Logf("statuses %v; the log grew %d bytes", statuses, grown)
+	if statuses[429] == 0 {
+		t.Errorf("no request was refused by the budget: %v", statuses)
+	}
+	if grown > 9*2048 {
+		t.Fatalf("nine requests grew the log by %d bytes", grown)
+	}
+	if !strings.Contains(st.gw.Logs(), `"rpc_method_bytes":1040000`) || !strings.Contains(st.gw.Logs(), `"path_bytes":30013`) {
+		t.Fatal("the capped values' lengths are not logged")
+	}
+}
