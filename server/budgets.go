@@ -15,9 +15,11 @@ import (
 // reached at start fails the start: running with silently per-replica
 // budgets would multiply every caller's budget by the replica count.
 func (g *Gateway) openRedis(ctx context.Context) error {
+	setRedisLogger.Do(func() { redis.SetLogger(redisLog{g.log}) })
 	opts, err := redis.ParseURL(g.cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("ratelimit.redis_url: %w", err)
+		// Not wrapped: the parse error quotes the URL, password and all.
+		return fmt.Errorf("ratelimit.redis_url: not a valid Redis URL: %s", redactRedisError(g.cfg.RedisURL, err))
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 2*time.Second, time.Second, time.Second
 	c := redis.NewClient(opts)

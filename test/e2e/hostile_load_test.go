@@ -1,8 +1,15 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +17,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/test/abuse/attack"
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // The hostile-load tests through the real binary (issue 13): what an
@@ -237,5 +245,101 @@ func TestHostileLoadLogVolume(t *testing.T) {
 	}
 	if !strings.Contains(st.gw.Logs(), `"rpc_method_bytes":1040000`) || !strings.Contains(st.gw.Logs(), `"path_bytes":30013`) {
 		t.Fatal("the capped values' lengths are not logged")
+	}
+}
+
+// TestHostileLoadRedisSecrets: a malformed Redis URL fails the start
+// naming the key, never printing its password; and go-redis's own lines
+// (a pool that cannot dial once Redis is gone) arrive as JSON records of
+// the gateway's log, not plain text on stderr.
+func TestHostileLoadRedisSecrets(t *testing.T) {
+	secret := gatewaytest.NewCanaryToken("redis-password")
+	for _, raw := range []string{"redis://:" + secret + "@127.0.0.1:notaport/15", "redis://user:" + secret + "@127.0.0.1:6379/notadb"} {
+		cmd := exec.Command(gatewaytest.Binary(t), "serve")
+		cmd.Env = append(os.Environ(), "AGENT_GATEWAY_LISTEN="+gatewaytest.FreeAddr(t), "AGENT_GATEWAY_DATA_DIR="+t.TempDir(),
+			"AGENT_GATEWAY_RATELIMIT_REDIS_URL="+raw)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "ratelimit.redis_url") || strings.Contains(string(out), secret) {
+			t.Fatalf("exit %v: %s", err, out)
+		}
+	}
+
+	// A Redis that answers PING at start and then goes away.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 100)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(conns)
+				return
+			}
+			conns <- c
+			go fakeRedisConn(c)
+		}
+	}()
+	st := startForgejoStack(t, map[string]string{"AGENT_GATEWAY_RATELIMIT_REDIS_URL": "redis://" + ln.Addr().String() + "/0"})
+	ln.Close()
+	for c := range conns {
+		c.Close()
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for range 3 {
+		if resp, _ := postRPC(t, st.gw.URL+"/mcp/forgejo", list, nil); resp.StatusCode != 429 {
+			t.Fatalf("a budget without its Redis did not fail closed: %d", resp.StatusCode)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(st.gw.Logs(), `"source":"go-redis"`) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(st.gw.Logs(), `"source":"go-redis"`) {
+		t.Fatalf("no go-redis record in the log:\n%s", st.gw.Logs())
+	}
+	for _, l := range strings.Split(strings.TrimSpace(st.gw.Logs()), "\n") {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("a log line is not JSON: %.200s", l)
+		}
+	}
+}
+
+// fakeRedisConn answers every RESP command of one connection: PONG to
+// PING, an error to anything else (go-redis then runs without the newer
+// handshake).
+func fakeRedisConn(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "*")))
+		if !strings.HasPrefix(line, "*") || err != nil {
+			return
+		}
+		var cmd string
+		for i := range n {
+			if _, err := r.ReadString('\n'); err != nil { // $len
+				return
+			}
+			arg, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if i == 0 {
+				cmd = strings.ToUpper(strings.TrimSpace(arg))
+			}
+		}
+		answer := "-ERR unknown command\r\n"
+		if cmd == "PING" {
+			answer = "+PONG\r\n"
+		}
+		if _, err := io.WriteString(c, answer); err != nil {
+			return
+		}
 	}
 }
