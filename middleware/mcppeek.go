@@ -51,6 +51,14 @@ func MCPPeek(next http.Handler) http.Handler {
 			Refuse(w, r, toolerr.New(toolerr.InvalidArguments, "%s", perr))
 			return
 		}
+		if reason := checkID(call.ID); reason != "" {
+			// The id cannot be echoed as sent, so the answer carries null
+			// (JSON-RPC 2.0 §5, an id that cannot be determined).
+			call.ID = json.RawMessage("null")
+			RecordFromContext(r.Context()).SetCall(call)
+			Refuse(w, r, toolerr.New(toolerr.InvalidRequest, "%s", reason))
+			return
+		}
 		RecordFromContext(r.Context()).SetCall(call)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))

@@ -23,7 +23,10 @@ type Code string
 // The stable codes. Adding one is a contract change: document it in docs/tools.md.
 const (
 	// Caller and transport refusals.
-	InvalidArguments  Code = "invalid_arguments"
+	InvalidArguments Code = "invalid_arguments"
+	// InvalidRequest: a JSON-RPC message the gateway will not pass to the
+	// SDK as it is (an id it could not echo exactly).
+	InvalidRequest    Code = "invalid_request"
 	Unauthenticated   Code = "unauthenticated"
 	InsufficientScope Code = "insufficient_scope"
 	OriginForbidden   Code = "origin_forbidden"
@@ -86,7 +89,7 @@ const (
 // failures are always HTTP 200 tool results; this table is for the rest.
 func (c Code) HTTPStatus() int {
 	switch c {
-	case InvalidArguments:
+	case InvalidArguments, InvalidRequest:
 		return http.StatusBadRequest
 	case Unauthenticated:
 		return http.StatusUnauthorized
@@ -110,6 +113,8 @@ func (c Code) RPCCode() int {
 	switch c {
 	case InvalidArguments:
 		return -32602 // invalid params
+	case InvalidRequest:
+		return -32600 // invalid request
 	case Unauthenticated:
 		return -32001
 	case InsufficientScope, OriginForbidden:

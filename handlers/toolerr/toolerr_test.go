@@ -15,6 +15,7 @@ func TestCodeTable(t *testing.T) {
 		rpc    int
 	}{
 		{InvalidArguments, 400, -32602},
+		{InvalidRequest, 400, -32600},
 		{Unauthenticated, 401, -32001},
 		{InsufficientScope, 403, -32003},
 		{OriginForbidden, 403, -32003},

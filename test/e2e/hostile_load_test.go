@@ -343,3 +343,35 @@ func fakeRedisConn(c net.Conn) {
 		}
 	}
 }
+
+// TestHostileLoadSmallPoints: /static/ lists nothing (issue 13 point 8b);
+// a JSON-RPC id the SDK would answer altered (1.5 → 1, 9007199254740993 →
+// …992) is refused with -32600 and id null before the SDK sees it, and
+// the largest safe integer is echoed exactly (point 8d).
+func TestHostileLoadSmallPoints(t *testing.T) {
+	st := startForgejoStack(t, nil)
+	if code, body := get(t, st.gw.URL+"/static/"); code != 404 || strings.Contains(body, "style.css") {
+		t.Fatalf("/static/: %d %.200s", code, body)
+	}
+	if code, _ := get(t, st.gw.URL+"/static/style.css"); code != 200 {
+		t.Fatalf("/static/style.css: %d", code)
+	}
+	for _, id := range []string{"1.5", "9007199254740993", "1e3", "-0", "1.0", "true"} {
+		for _, endpoint := range []string{"/mcp/forgejo", "/mcp/documents"} {
+			t.Run(endpoint+" id "+id, func(t *testing.T) {
+				resp, out := postRPC(t, st.gw.URL+endpoint, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/list"}`, nil)
+				var v struct {
+					ID    json.RawMessage `json:"id"`
+					Error struct{ Code int } `json:"error"`
+				}
+				if err := json.Unmarshal([]byte(out), &v); err != nil || resp.StatusCode != 400 || string(v.ID) != "null" || v.Error.Code != -32600 {
+					t.Fatalf("%d %s", resp.StatusCode, out)
+				}
+			})
+		}
+	}
+	resp, out := postRPC(t, st.gw.URL+"/mcp/forgejo", `{"jsonrpc":"2.0","id":9007199254740991,"method":"tools/list"}`, nil)
+	if resp.StatusCode != 200 || !strings.Contains(out, `"id":9007199254740991`) {
+		t.Fatalf("the largest safe id: %d %.300s", resp.StatusCode, out)
+	}
+}
