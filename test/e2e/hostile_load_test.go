@@ -361,7 +361,7 @@ func TestHostileLoadSmallPoints(t *testing.T) {
 			t.Run(endpoint+" id "+id, func(t *testing.T) {
 				resp, out := postRPC(t, st.gw.URL+endpoint, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/list"}`, nil)
 				var v struct {
-					ID    json.RawMessage `json:"id"`
+					ID    json.RawMessage    `json:"id"`
 					Error struct{ Code int } `json:"error"`
 				}
 				if err := json.Unmarshal([]byte(out), &v); err != nil || resp.StatusCode != 400 || string(v.ID) != "null" || v.Error.Code != -32600 {
