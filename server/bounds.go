@@ -52,6 +52,11 @@ func newLoadBounds(cfg Config, reg prometheus.Registerer) *loadBounds {
 			Help: "Idle connections closed to make room for a new one at http.max_connections.",
 		}),
 	}
+	// Every bound's series exists from the start (at 0), so a rate over it
+	// and the alert on it work before the first refusal.
+	for _, bound := range []string{"connections", "connections_per_ip", "in_flight", "in_flight_per_ip", "body_budget", "body_budget_per_ip"} {
+		b.refusals.WithLabelValues(bound)
+	}
 	refused := func(bound string) { b.refusals.WithLabelValues(bound).Inc() }
 	b.inFlight = middleware.NewInFlight(middleware.InFlightOptions{
 		Max: cfg.MaxInFlight, MaxPerIP: cfg.MaxInFlightPerIP, Refused: refused, Exempt: isProbe,

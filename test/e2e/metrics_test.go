@@ -24,6 +24,11 @@ var metricsCatalogue = []string{
 	"agent_gateway_page_bytes_total",
 	"agent_gateway_budget_rejections_total",
 	"agent_gateway_github_installation_tokens_total",
+	"agent_gateway_open_connections",
+	"agent_gateway_requests_in_flight",
+	"agent_gateway_request_body_bytes_buffered",
+	"agent_gateway_load_refusals_total",
+	"agent_gateway_idle_connections_closed_total",
 }
 
 // TestMetricsCatalogue exercises every catalogue, scrapes /metrics, checks
