@@ -119,7 +119,8 @@ func runAttack(ctx context.Context, s *stack, phase time.Duration, slowConns, fl
 	}
 	flood(4, &rep.authorize, func(i int) *http.Request {
 		form := url.Values{"response_type": {"code"}, "client_id": {rep.registeredClient}, "redirect_uri": {"http://127.0.0.1:9999/cb"},
-			"code_challenge": {strings.Repeat("c", 43)}, "code_challenge_method": {"S256"}, "state": {fmt.Sprintf("st-%08d", i)}}
+			"code_challenge": {strings.Repeat("c", 43)}, "code_challenge_method": {"S256"}, "state": {fmt.Sprintf("st-%08d", i)},
+			"scope": {"documents:read"}, "resource": {s.url + "/mcp/documents"}}
 		for k, v := range junk {
 			form[k] = v
 		}
