@@ -63,7 +63,7 @@ func (b *BodyBudget) Handler(next http.Handler) http.Handler {
 		if r.ContentLength > 0 {
 			if r.ContentLength > b.opt.MaxPerIP {
 				// It could never fit: not a matter of waiting.
-				w.Header().Set("Connection", "close")
+				closeAfter(w, r)
 				Refuse(w, r, toolerr.New(toolerr.BodyTooLarge, "request body over %d bytes", b.opt.MaxPerIP))
 				return
 			}

@@ -67,6 +67,16 @@ func refuseBound(w http.ResponseWriter, r *http.Request, b Bound, name string, r
 		refused(name)
 	}
 	w.Header().Set("Retry-After", "1")
-	w.Header().Set("Connection", "close")
+	closeAfter(w, r)
 	Refuse(w, r, e.With("bound", name))
+}
+
+// closeAfter asks an HTTP/1 server to close the connection after this
+// refusal: the body was left unread, and a client that is refused should
+// not keep a connection slot. (HTTP/2 has no such header; its streams are
+// reset by the server instead.)
+func closeAfter(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
 }

@@ -39,7 +39,7 @@ func MCPPeek(next http.Handler) http.Handler {
 			return
 		case bodyBudgetRefusal(err) != nil:
 			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Connection", "close")
+			closeAfter(w, r)
 			Refuse(w, r, bodyBudgetRefusal(err))
 			return
 		case err != nil:
