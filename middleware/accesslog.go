@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// AccessLog writes one JSON line per request. It logs only values the
-// gateway chose or bounded: method, route path, status, size, duration, the
+// AccessLog writes one JSON line per request, of bounded size whatever the
+// caller sent. It logs only values the gateway chose or bounded: method, route path, status, size, duration, the
 // request ID, the peeked JSON-RPC method and tool, the outcome code, the
 // client address and the hashed caller key. It never logs headers, so
 // Authorization, cookies and tokens cannot reach the log, and never bodies.
@@ -19,19 +19,23 @@ func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			next.ServeHTTP(sw, r)
 			rec := RecordFromContext(r.Context())
 			call := rec.Call()
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("request_id", rec.RequestID()),
-				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
+			// Values the caller chose (HTTP method, path, JSON-RPC method,
+			// tool) are capped at MaxLoggedField bytes plus their length.
+			attrs := make([]slog.Attr, 0, 16)
+			attrs = append(attrs, slog.String("request_id", rec.RequestID()))
+			attrs = append(attrs, CappedString("method", r.Method, MaxLoggedField)...)
+			attrs = append(attrs, CappedString("path", r.URL.Path, MaxLoggedField)...)
+			attrs = append(attrs,
 				slog.Int("status", sw.Status()),
 				slog.Int64("bytes", sw.written),
 				slog.Duration("duration", time.Since(start)),
 				slog.String("client_ip", rec.ClientIP()),
 				slog.String("caller", rec.Caller()),
-				slog.String("rpc_method", call.Method),
-				slog.String("tool", call.Tool),
-				slog.String("outcome", rec.Outcome()),
 			)
+			attrs = append(attrs, CappedString("rpc_method", call.Method, MaxLoggedField)...)
+			attrs = append(attrs, CappedString("tool", call.Tool, MaxLoggedField)...)
+			attrs = append(attrs, slog.String("outcome", rec.Outcome()))
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		})
 	}
 }

@@ -65,6 +65,9 @@ func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Han
 			}
 			p, err := a.Authenticate(r.Context(), token)
 			if err != nil || p == nil {
+				// Logged under its hash, so refusals of one made-up token
+				// can be told apart without the log holding it.
+				RecordFromContext(r.Context()).SetCaller("refused:" + CredentialHash(token))
 				Challenge(w, r, opts.ResourceMetadataURL, "invalid_token", "the bearer token is not valid")
 				return
 			}

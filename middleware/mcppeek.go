@@ -31,11 +31,16 @@ func MCPPeek(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
+		body, err := readBody(r)
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
 			Refuse(w, r, toolerr.New(toolerr.BodyTooLarge, "request body over %d bytes", mbe.Limit))
+			return
+		case bodyBudgetRefusal(err) != nil:
+			w.Header().Set("Retry-After", "1")
+			closeAfter(w, r)
+			Refuse(w, r, bodyBudgetRefusal(err))
 			return
 		case err != nil:
 			Refuse(w, r, toolerr.New(toolerr.InvalidArguments, "request body could not be read"))
@@ -46,11 +51,32 @@ func MCPPeek(next http.Handler) http.Handler {
 			Refuse(w, r, toolerr.New(toolerr.InvalidArguments, "%s", perr))
 			return
 		}
+		if reason := checkID(call.ID); reason != "" {
+			// The id cannot be echoed as sent, so the answer carries null
+			// (JSON-RPC 2.0 §5, an id that cannot be determined).
+			call.ID = json.RawMessage("null")
+			RecordFromContext(r.Context()).SetCall(call)
+			Refuse(w, r, toolerr.New(toolerr.InvalidRequest, "%s", reason))
+			return
+		}
 		RecordFromContext(r.Context()).SetCall(call)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readBody reads the whole body. A declared length sizes the buffer once
+// (the body budget reserved exactly that much); io.ReadAll's doubling would
+// hold up to twice as much while reading.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength <= 0 || r.ContentLength > MaxBodyBytes {
+		return io.ReadAll(r.Body)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	_, err := buf.ReadFrom(r.Body)
+	return buf.Bytes(), err
 }
 
 // peekCall parses a JSON-RPC message strictly and returns its call, or a

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"strings"
 
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
@@ -49,8 +50,27 @@ type Credential = upstream.Credential
 // NewPassthrough returns the principal of a Forgejo bearer: keyed on the
 // SHA-256 of the token so budgets and logs never hold it.
 func NewPassthrough(token string) *Principal {
+	return &Principal{Kind: ForgejoPassthrough, Key: "fj:" + CredentialHash(token), credential: Credential{Token: token}}
+}
+
+// GatewayTokenPrefix starts every token the gateway issues (access agw_at_,
+// refresh agw_rt_, legacy agw_lt_, and its codes and sessions).
+const GatewayTokenPrefix = "agw_"
+
+// IsGatewayToken reports whether a bearer is (or pretends to be) one of the
+// gateway's own tokens. Such a bearer is never a Forgejo credential, so the
+// passthrough endpoint refuses it instead of forwarding it (DESIGN §8 item
+// 3). The prefix is matched without regard to case: a case-mangled gateway
+// token is still the gateway's secret and must not leave for Forgejo.
+func IsGatewayToken(bearer string) bool {
+	return len(bearer) >= len(GatewayTokenPrefix) && strings.EqualFold(bearer[:len(GatewayTokenPrefix)], GatewayTokenPrefix)
+}
+
+// CredentialHash is the key budgets and logs use for a credential: the
+// first 128 bits of its SHA-256 in hex, so neither ever holds the secret.
+func CredentialHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
-	return &Principal{Kind: ForgejoPassthrough, Key: "fj:" + hex.EncodeToString(sum[:16]), credential: Credential{Token: token}}
+	return hex.EncodeToString(sum[:16])
 }
 
 // NewProcessPrincipal returns the stdio principal carrying the process's
@@ -66,6 +86,12 @@ func (p *Principal) ForgejoCredential() Credential {
 	}
 	return p.credential
 }
+
+// Verified reports whether the gateway itself checked the credential (an
+// OAuth grant, a legacy token, the stdio process's own credential). A
+// passthrough bearer is not verified: only Forgejo knows whether it is
+// valid, so it is an identity only for the calls that send it there.
+func (p *Principal) Verified() bool { return p != nil && p.Kind != ForgejoPassthrough }
 
 // HasScope reports whether the principal is known to hold scope.
 func (p *Principal) HasScope(scope string) bool {

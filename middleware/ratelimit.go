@@ -10,27 +10,35 @@ import (
 )
 
 // Budgets are the per-caller request budgets: one for reads (every MCP
-// message that is not a write tool call), one for write tool calls.
+// message that is not a write tool call), one for write tool calls, and a
+// per-IP ceiling on the calls made with credentials the gateway has not
+// verified (DESIGN §4 item 8).
 type Budgets struct {
-	read, write *httprate.RateLimiter
-	policies    Policies
-	rejected    func(budget string)
+	read, write, ipCeiling *httprate.RateLimiter
+	policies               Policies
+	rejected               func(budget string)
 }
 
 // BudgetOptions configure NewBudgets.
 type BudgetOptions struct {
 	ReadPerWindow, WritePerWindow int
-	Window                        time.Duration
-	// NewCounter returns the counter of one budget ("read" or "write"),
-	// shared between replicas (Redis); nil keeps counts in memory.
+	// IPCeilingPerWindow bounds, per client IP, the tool calls made with an
+	// unverified (passthrough) credential, whatever credential each one
+	// carries: inventing bearers then buys no more calls than one.
+	IPCeilingPerWindow int
+	Window             time.Duration
+	// NewCounter returns the counter of one budget ("read", "write" or
+	// "ip_ceiling"), shared between replicas (Redis); nil keeps counts in
+	// memory.
 	NewCounter func(budget string) httprate.LimitCounter
 	// Rejected, if set, is told each time a budget refuses a request (metrics).
 	Rejected func(budget string)
 }
 
-// NewBudgets returns the budgets. Keys are the principal's key, or the
-// client IP for anonymous callers — never a session, so a caller cannot
-// reset a budget by reconnecting.
+// NewBudgets returns the budgets. Keys are a verified principal's key, the
+// hash of a passthrough credential for the tools that send it upstream, or
+// the client IP otherwise — never a session, so a caller cannot reset a
+// budget by reconnecting.
 func NewBudgets(p Policies, o BudgetOptions) *Budgets {
 	limiter := func(budget string, n int) *httprate.RateLimiter {
 		// A counter error (Redis unreachable) makes OnLimit report "limited";
@@ -41,35 +49,69 @@ func NewBudgets(p Policies, o BudgetOptions) *Budgets {
 		}
 		return httprate.NewRateLimiter(n, o.Window, opts...)
 	}
-	return &Budgets{read: limiter("read", o.ReadPerWindow), write: limiter("write", o.WritePerWindow), policies: p, rejected: o.Rejected}
+	ceiling := o.IPCeilingPerWindow
+	if ceiling <= 0 {
+		ceiling = o.ReadPerWindow
+	}
+	return &Budgets{
+		read: limiter("read", o.ReadPerWindow), write: limiter("write", o.WritePerWindow),
+		ipCeiling: limiter("ip_ceiling", ceiling), policies: p, rejected: o.Rejected,
+	}
 }
 
-// Handler spends one unit of the right budget or answers 429 with
-// Retry-After (set by httprate).
+// Handler spends one unit of the right budget (and, for an unverified
+// credential, of its IP's ceiling) or answers 429 with Retry-After (set by
+// httprate).
 func (b *Budgets) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := RecordFromContext(r.Context())
-		key := "ip:" + rec.ClientIP()
-		if p := PrincipalFromContext(r.Context()); p != nil {
-			key = p.Key
+		ipKey := "ip:" + rec.ClientIP()
+		call := rec.Call()
+		var pol ToolPolicy
+		known := false
+		if call.Method == "tools/call" {
+			pol, known = b.policies.ToolPolicy(call.Tool)
 		}
 		budget, lim := "read", b.read
-		if call := rec.Call(); call.Method == "tools/call" {
-			if pol, ok := b.policies.ToolPolicy(call.Tool); ok && pol.Write {
-				budget, lim = "write", b.write
-			}
+		if known && pol.Write {
+			budget, lim = "write", b.write
 		}
-		if lim.OnLimit(w, r, budget+":"+key) {
-			if b.rejected != nil {
-				b.rejected(budget)
+		key, ceiling := ipKey, false
+		if p := PrincipalFromContext(r.Context()); p != nil {
+			switch {
+			case p.Verified():
+				key = p.Key
+			case known && !pol.Anonymous:
+				// The credential goes upstream: it has its own budget, and
+				// its IP's ceiling bounds how many such credentials help.
+				key, ceiling = p.Key, true
 			}
-			if w.Header().Get("Retry-After") == "" {
-				// httprate's counter failed (e.g. Redis down): fail closed.
-				w.Header().Set("Retry-After", "1")
-			}
-			Refuse(w, r, toolerr.New(toolerr.RateLimited, "the %s budget for this caller is spent; retry later", budget).With("budget", budget))
+			// An unverified bearer on an anonymous tool or a non-call
+			// message is not an identity: the client IP's budget.
+		}
+		if !b.spend(w, r, lim, budget, budget+":"+key) {
+			return
+		}
+		if ceiling && !b.spend(w, r, b.ipCeiling, "ip_ceiling", ipKey) {
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// spend takes one unit of lim for key, or refuses the request and reports
+// false.
+func (b *Budgets) spend(w http.ResponseWriter, r *http.Request, lim *httprate.RateLimiter, budget, key string) bool {
+	if !lim.OnLimit(w, r, key) {
+		return true
+	}
+	if b.rejected != nil {
+		b.rejected(budget)
+	}
+	if w.Header().Get("Retry-After") == "" {
+		// httprate's counter failed (e.g. Redis down): fail closed.
+		w.Header().Set("Retry-After", "1")
+	}
+	Refuse(w, r, toolerr.New(toolerr.RateLimited, "the %s budget for this caller is spent; retry later", budget).With("budget", budget))
+	return false
 }

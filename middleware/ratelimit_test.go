@@ -3,6 +3,7 @@ package middleware
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,9 +23,14 @@ type budgetRig struct {
 }
 
 func newBudgetRig(t *testing.T, read, write int, counter func(string) httprate.LimitCounter) *budgetRig {
+	return newCeilingRig(t, read, write, 0, counter)
+}
+
+// newCeilingRig is newBudgetRig with a per-IP ceiling (0: the read budget).
+func newCeilingRig(t *testing.T, read, write, ceiling int, counter func(string) httprate.LimitCounter) *budgetRig {
 	rig := &budgetRig{t: t}
 	b := NewBudgets(testPolicies, BudgetOptions{
-		ReadPerWindow: read, WritePerWindow: write, Window: time.Minute, NewCounter: counter,
+		ReadPerWindow: read, WritePerWindow: write, IPCeilingPerWindow: ceiling, Window: time.Minute, NewCounter: counter,
 		Rejected: func(budget string) { rig.mu.Lock(); rig.rejected = append(rig.rejected, budget); rig.mu.Unlock() },
 	})
 	rig.h = ClientIP(nil)(b.Handler(ok))
@@ -126,13 +132,32 @@ func TestBudgetKeys(t *testing.T) {
 		{"two principals separate",
 			func(r *budgetRig) int { return r.send("192.0.2.1", alice, "public_read", "1").Code },
 			func(r *budgetRig) int { return r.send("192.0.2.1", bob, "public_read", "1").Code }, http.StatusOK},
-		{"passthrough keyed on its token hash",
+		{"passthrough on an authenticated tool keyed on its token hash",
 			func(r *budgetRig) int {
-				return r.send("192.0.2.1", NewPassthrough("bob-token"), "public_read", "1").Code
+				return r.send("192.0.2.1", NewPassthrough("bob-token"), "forgejo_diff", "1").Code
 			},
 			func(r *budgetRig) int {
-				return r.send("192.0.2.9", NewPassthrough("bob-token"), "public_read", "1").Code
+				return r.send("192.0.2.9", NewPassthrough("bob-token"), "forgejo_diff", "1").Code
 			}, http.StatusTooManyRequests},
+		// Issue 13 point 2: an unverified bearer is not an identity.
+		{"made-up bearers on an anonymous tool share the IP's budget",
+			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-1"), "public_read", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-2"), "public_read", "1").Code }, http.StatusTooManyRequests},
+		{"a bearer on an anonymous tool spends the anonymous IP budget",
+			func(r *budgetRig) int { return r.send("192.0.2.1", nil, "public_read", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-1"), "public_read", "1").Code }, http.StatusTooManyRequests},
+		{"made-up bearers on a non-call message share the IP's budget",
+			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-1"), "", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-2"), "", "1").Code }, http.StatusTooManyRequests},
+		{"made-up bearers on an authenticated tool meet the IP ceiling",
+			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-1"), "forgejo_diff", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-2"), "forgejo_diff", "1").Code }, http.StatusTooManyRequests},
+		{"the IP ceiling is per IP",
+			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-1"), "forgejo_diff", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.2", NewPassthrough("fake-2"), "forgejo_diff", "1").Code }, http.StatusOK},
+		{"a verified principal meets no IP ceiling",
+			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-1"), "forgejo_diff", "1").Code },
+			func(r *budgetRig) int { return r.send("192.0.2.1", alice, "forgejo_diff", "1").Code }, http.StatusOK},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,5 +209,40 @@ func TestBudgetCounterFailureFailsClosed(t *testing.T) {
 				t.Fatalf("id %s error %v", id, e)
 			}
 		})
+	}
+}
+
+// TestBudgetIPCeiling: with a credential budget of 3 and an IP ceiling of
+// 2, the third call from one IP is refused on the ceiling even with a
+// fresh bearer, and the refusal names the ceiling; at the limit it passes.
+func TestBudgetIPCeiling(t *testing.T) {
+	rig := newCeilingRig(t, 3, 3, 2, nil)
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
+		w := rig.send("192.0.2.1", NewPassthrough(fmt.Sprintf("fake-%d", i)), "forgejo_diff", "1")
+		if w.Code != want {
+			t.Fatalf("call %d: status %d, want %d", i, w.Code, want)
+		}
+		if want == http.StatusTooManyRequests {
+			_, e := rpcError(t, w.Body.String())
+			if b := e["data"].(map[string]any)["budget"]; b != "ip_ceiling" {
+				t.Fatalf("budget %v, want ip_ceiling", b)
+			}
+			if w.Header().Get("Retry-After") == "" {
+				t.Fatal("no Retry-After")
+			}
+		}
+	}
+	if got := strings.Join(rig.rejected, ","); got != "ip_ceiling" {
+		t.Errorf("rejected = %s", got)
+	}
+	// A spent credential budget refuses before the ceiling is touched.
+	rig = newCeilingRig(t, 1, 1, 5, nil)
+	same := NewPassthrough("one")
+	rig.send("192.0.2.1", same, "forgejo_diff", "1")
+	if w := rig.send("192.0.2.1", same, "forgejo_diff", "1"); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("status %d", w.Code)
+	}
+	if got := strings.Join(rig.rejected, ","); got != "read" {
+		t.Errorf("rejected = %s", got)
 	}
 }

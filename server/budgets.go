@@ -15,9 +15,11 @@ import (
 // reached at start fails the start: running with silently per-replica
 // budgets would multiply every caller's budget by the replica count.
 func (g *Gateway) openRedis(ctx context.Context) error {
+	setRedisLogger.Do(func() { redis.SetLogger(redisLog{g.log}) })
 	opts, err := redis.ParseURL(g.cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("ratelimit.redis_url: %w", err)
+		// Not wrapped: the parse error quotes the URL, password and all.
+		return fmt.Errorf("ratelimit.redis_url: not a valid Redis URL: %s", redactRedisError(g.cfg.RedisURL, err))
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 2*time.Second, time.Second, time.Second
 	c := redis.NewClient(opts)
@@ -37,7 +39,8 @@ func (g *Gateway) openRedis(ctx context.Context) error {
 // configured, every replica spends from the same counters.
 func (g *Gateway) budgetOptions(endpoint string) middleware.BudgetOptions {
 	o := middleware.BudgetOptions{
-		ReadPerWindow: g.cfg.ReadPerMinute, WritePerWindow: g.cfg.WritePerMinute, Window: time.Minute,
+		ReadPerWindow: g.cfg.ReadPerMinute, WritePerWindow: g.cfg.WritePerMinute, IPCeilingPerWindow: g.cfg.IPCeilingPerMinute,
+		Window:   time.Minute,
 		Rejected: func(budget string) { g.budgetRejections.WithLabelValues(endpoint, budget).Inc() },
 	}
 	if g.redis != nil {

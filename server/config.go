@@ -23,29 +23,42 @@ type Config struct {
 	// ReadHeaderTimeout bounds how long a client may take to send a
 	// request's headers; a slowloris client is cut off after it.
 	ReadHeaderTimeout time.Duration
+	// The bounds on what callers can make the gateway hold at once (DESIGN
+	// §4): open connections in all and per client IP, requests in flight in
+	// all and per client IP, and request-body bytes buffered in all and
+	// per client IP.
+	MaxConnections       int
+	MaxConnectionsPerIP  int
+	MaxInFlight          int
+	MaxInFlightPerIP     int
+	BodyBudgetBytes      int64
+	BodyBudgetPerIPBytes int64
 
-	ForgejoOrigin     *url.URL // nil: Forgejo tools answer upstream_unconfigured
-	ForgejoIOTimeout  time.Duration
-	ForgejoToken      string // stdio only: the process's own credential
-	ForgejoTokenFile  string
-	ForgejoUsername   string
-	ForgejoPassword   string
-	ForgejoPassFile   string
-	GitHubAPIOrigin   *url.URL
-	GitHubIOTimeout   time.Duration
-	GitHubAppID       int64
-	GitHubAppKeyFile  string
-	MetricsListen     string
-	RedisURL          string
-	ReadPerMinute     int
-	WritePerMinute    int
-	CursorSecretFile  string
-	CursorTTL         time.Duration
-	TLSCertFile       string
-	TLSKeyFile        string
-	TrustedProxies    []netip.Prefix
-	AllowedOrigins    []string
-	publicURLExplicit bool
+	ForgejoOrigin    *url.URL // nil: Forgejo tools answer upstream_unconfigured
+	ForgejoIOTimeout time.Duration
+	ForgejoToken     string // stdio only: the process's own credential
+	ForgejoTokenFile string
+	ForgejoUsername  string
+	ForgejoPassword  string
+	ForgejoPassFile  string
+	GitHubAPIOrigin  *url.URL
+	GitHubIOTimeout  time.Duration
+	GitHubAppID      int64
+	GitHubAppKeyFile string
+	MetricsListen    string
+	RedisURL         string
+	ReadPerMinute    int
+	WritePerMinute   int
+	// IPCeilingPerMinute bounds the tool calls one client IP makes with
+	// unverified (passthrough) credentials, whichever it sends.
+	IPCeilingPerMinute int
+	CursorSecretFile   string
+	CursorTTL          time.Duration
+	TLSCertFile        string
+	TLSKeyFile         string
+	TrustedProxies     []netip.Prefix
+	AllowedOrigins     []string
+	publicURLExplicit  bool
 
 	// OIDC is the identity provider of the gateway's OAuth authorization
 	// server; without OIDCIssuer the OAuth endpoints answer unconfigured.
@@ -72,19 +85,26 @@ type Config struct {
 func Default() Config {
 	gh, _ := url.Parse("https://api.github.com")
 	return Config{
-		Listen:            "127.0.0.1:8080",
-		DataDir:           "./data",
-		LogLevel:          "info",
-		ShutdownGrace:     30 * time.Second,
-		WriteTimeout:      5 * time.Minute,
-		ReadHeaderTimeout: 10 * time.Second,
-		ForgejoIOTimeout:  30 * time.Second,
-		GitHubAPIOrigin:   gh,
-		GitHubIOTimeout:   30 * time.Second,
-		ReadPerMinute:     600,
-		WritePerMinute:    60,
-		CursorTTL:         15 * time.Minute,
-		OIDCScopes:        defaultOIDCScopes,
+		Listen:               "127.0.0.1:8080",
+		DataDir:              "./data",
+		LogLevel:             "info",
+		ShutdownGrace:        30 * time.Second,
+		WriteTimeout:         5 * time.Minute,
+		ReadHeaderTimeout:    10 * time.Second,
+		MaxConnections:       1024,
+		MaxConnectionsPerIP:  128,
+		MaxInFlight:          512,
+		MaxInFlightPerIP:     64,
+		BodyBudgetBytes:      32 << 20,
+		BodyBudgetPerIPBytes: 8 << 20,
+		ForgejoIOTimeout:     30 * time.Second,
+		GitHubAPIOrigin:      gh,
+		GitHubIOTimeout:      30 * time.Second,
+		ReadPerMinute:        600,
+		WritePerMinute:       60,
+		IPCeilingPerMinute:   600,
+		CursorTTL:            15 * time.Minute,
+		OIDCScopes:           defaultOIDCScopes,
 
 		OAuthAuthorizePerMinute:    oauth.DefaultAuthorizationsPerMinute,
 		OAuthRegisterPerMinute:     oauth.DefaultRegistrationsPerMinute,

@@ -36,6 +36,7 @@ type Gateway struct {
 	redis    redis.UniversalClient // nil: budgets in memory
 	// budgetRejections counts 429s by endpoint catalog and budget.
 	budgetRejections *prometheus.CounterVec
+	bounds           *loadBounds
 	ready            []readinessCheck
 	closers          []func() error
 
@@ -54,6 +55,7 @@ type readinessCheck struct {
 // New wires a Gateway from cfg. Everything that can be checked without
 // serving is checked here, so a bad deployment fails at start.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
+	cfg = boundDefaults(cfg)
 	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
 	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	g.registry.MustRegister(buildInfo())
@@ -64,6 +66,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write).",
 	}, []string{"catalog", "budget"})
 	g.registry.MustRegister(g.budgetRejections)
+	g.bounds = newLoadBounds(cfg, g.registry)
 	if cfg.ForgejoOrigin != nil {
 		g.forgejo = forgejo.New(upstream.New(upstream.Config{
 			Name: "forgejo", Origin: cfg.ForgejoOrigin, IOTimeout: cfg.ForgejoIOTimeout, Observer: g.metrics,
@@ -126,8 +129,13 @@ func (g *Gateway) knownTool(name string) bool {
 	return g.forgejoC.Has(name) || g.documentsC.Has(name)
 }
 
-// forgejoAuthenticator accepts any bearer as a passthrough principal:
-// Forgejo, not the gateway, decides whether it is valid (DESIGN §8 item 3).
+// forgejoAuthenticator accepts any bearer but the gateway's own tokens as a
+// passthrough principal: Forgejo, not the gateway, decides whether it is
+// valid (DESIGN §8 item 3). A gateway token (agw_…) is refused with
+// invalid_token, so it is never sent to the Forgejo origin.
 var forgejoAuthenticator = middleware.AuthenticatorFunc(func(_ context.Context, bearer string) (*middleware.Principal, error) {
+	if middleware.IsGatewayToken(bearer) {
+		return nil, middleware.ErrInvalidToken
+	}
 	return middleware.NewPassthrough(bearer), nil
 })

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 // Stdio are the process's standard streams.
@@ -78,10 +80,17 @@ func Main(args []string, std Stdio) int {
 }
 
 // newLogger returns the JSON logger at the configured level.
+// maxLoggedValue is the most bytes of any one log value or message; a
+// panic's stack trace is the one longer value the gateway writes, and it
+// is cut too (its head names the panic site).
+const maxLoggedValue = 4096
+
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	// Every value is capped (the access log caps caller-sent fields at 128
+	// bytes itself); this bounds whatever else could quote a caller.
+	return slog.New(middleware.CapHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}), maxLoggedValue))
 }
 
 func runServe(ctx context.Context, args []string, std Stdio) error {

@@ -32,6 +32,15 @@ func (g *Gateway) Handler() http.Handler {
 	r.Use(middleware.Recover(g.log))
 	// Metrics see every request, including refusals of the MCP chain below.
 	r.Use(middleware.NewMetrics(g.registry, g.knownTool).Handler)
+	// The load bounds come after the log and metrics, so every refusal is
+	// logged and counted, and before anything reads a body or calls an
+	// upstream, so a refusal costs almost nothing. Requests in flight are
+	// bounded first: a request refused there never reserves body bytes.
+	// The body budget reserves a declared length before any byte is read;
+	// it is global (every route, /oauth/* forms included), while the 1 MiB
+	// per-body limit is the MCP chain's.
+	r.Use(g.bounds.inFlight.Handler)
+	r.Use(g.bounds.bodies.Handler)
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

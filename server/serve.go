@@ -43,6 +43,7 @@ func (g *Gateway) Listen() (*Server, error) {
 		}
 		s.api.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certs.get}
 	}
+	g.limitConnections(s, s.certs == nil)
 	if g.cfg.MetricsListen != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", g.MetricsHandler())

@@ -74,6 +74,12 @@ var settings = []setting{
 	}},
 	{key: "shutdown_grace", help: "how long shutdown waits for in-flight requests", set: durationSetter(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{key: "http.read_header_timeout", help: "longest time a client may take to send a request's headers (slowloris defence)", set: durationSetter(func(c *Config) *time.Duration { return &c.ReadHeaderTimeout })},
+	{key: "http.max_connections", help: "open connections at once; past it an idle one is closed, else the new one is refused with 503", set: positiveInt(func(c *Config) *int { return &c.MaxConnections })},
+	{key: "http.max_connections_per_ip", help: "open connections at once from one client address (the TCP peer; trusted proxies are exempt)", set: positiveInt(func(c *Config) *int { return &c.MaxConnectionsPerIP })},
+	{key: "http.max_in_flight", help: "requests being served at once; past it 503 with Retry-After", set: positiveInt(func(c *Config) *int { return &c.MaxInFlight })},
+	{key: "http.max_in_flight_per_ip", help: "requests being served at once for one client IP; past it 429 with Retry-After", set: positiveInt(func(c *Config) *int { return &c.MaxInFlightPerIP })},
+	{key: "http.body_budget_bytes", help: "request-body bytes buffered at once by all requests; past it 503 with Retry-After", set: positiveInt64(func(c *Config) *int64 { return &c.BodyBudgetBytes })},
+	{key: "http.body_budget_per_ip_bytes", help: "request-body bytes buffered at once for one client IP; past it 429 with Retry-After", set: positiveInt64(func(c *Config) *int64 { return &c.BodyBudgetPerIPBytes })},
 	{key: "http.write_timeout", help: "longest time one write to a client may block; per write, not a deadline on the whole response (a diff page takes as long as its upstream makes progress)", set: durationSetter(func(c *Config) *time.Duration { return &c.WriteTimeout })},
 	{key: "forgejo.origin", flag: "forgejo-origin", help: "Forgejo origin, https:// (http:// only on loopback)", set: originSetter(func(c *Config) **url.URL { return &c.ForgejoOrigin })},
 	{key: "forgejo.io_timeout", help: "per-request I/O timeout towards Forgejo (each wait for progress)", set: durationSetter(func(c *Config) *time.Duration { return &c.ForgejoIOTimeout })},
@@ -111,6 +117,7 @@ var settings = []setting{
 	}},
 	{key: "ratelimit.read_per_minute", help: "read budget per caller per minute", set: positiveInt(func(c *Config) *int { return &c.ReadPerMinute })},
 	{key: "ratelimit.write_per_minute", help: "write budget per caller per minute", set: positiveInt(func(c *Config) *int { return &c.WritePerMinute })},
+	{key: "ratelimit.ip_ceiling_per_minute", help: "per client IP, the tool calls per minute made with unverified Forgejo bearers, whichever bearer each carries", set: positiveInt(func(c *Config) *int { return &c.IPCeilingPerMinute })},
 	{key: "cursor.secret_file", help: "file holding the cursor signing secret (default: generated into data_dir)", set: func(c *Config, v string) error { c.CursorSecretFile = v; return nil }},
 	{key: "cursor.ttl", help: "how long a document cursor stays valid", set: durationSetter(func(c *Config) *time.Duration { return &c.CursorTTL })},
 	{key: "tls.cert_file", help: "TLS certificate (PEM); with tls.key_file the gateway serves HTTPS itself", set: func(c *Config, v string) error { c.TLSCertFile = v; return nil }},
@@ -192,6 +199,17 @@ func durationSetter(field func(*Config) *time.Duration) func(*Config, string) er
 func positiveInt(field func(*Config) *int) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive integer")
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+func positiveInt64(field func(*Config) *int64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
 			return fmt.Errorf("want a positive integer")
 		}

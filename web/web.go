@@ -38,10 +38,28 @@ func Render(w http.ResponseWriter, status int, name string, data any) {
 	_, _ = w.Write(b.Bytes())
 }
 
-// Static serves the embedded stylesheet and images under /static/.
+// Static serves the embedded stylesheet and images under /static/, files
+// only: a directory (/static/ itself) is 404, never a listing of what the
+// binary embeds.
 func Static() http.Handler {
 	sub, _ := fs.Sub(staticFS, "static")
-	return http.StripPrefix("/static/", http.FileServer(http.FS(sub)))
+	return http.StripPrefix("/static/", http.FileServer(http.FS(filesOnly{sub})))
+}
+
+// filesOnly is an fs.FS in which directories do not exist, so
+// http.FileServer has none to list.
+type filesOnly struct{ fs.FS }
+
+func (f filesOnly) Open(name string) (fs.File, error) {
+	file, err := f.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := file.Stat(); err != nil || st.IsDir() {
+		file.Close()
+		return nil, fs.ErrNotExist
+	}
+	return file, nil
 }
 
 // Landing is the data of the landing page.

@@ -24,12 +24,18 @@ type Code string
 // The stable codes. Adding one is a contract change: document it in docs/tools.md.
 const (
 	// Caller and transport refusals.
-	InvalidArguments     Code = "invalid_arguments"
-	Unauthenticated      Code = "unauthenticated"
-	InsufficientScope    Code = "insufficient_scope"
-	OriginForbidden      Code = "origin_forbidden"
-	BodyTooLarge         Code = "body_too_large"
-	RateLimited          Code = "rate_limited"
+	InvalidArguments Code = "invalid_arguments"
+	// InvalidRequest: a JSON-RPC message the gateway will not pass to the
+	// SDK as it is (an id it could not echo exactly).
+	InvalidRequest    Code = "invalid_request"
+	Unauthenticated   Code = "unauthenticated"
+	InsufficientScope Code = "insufficient_scope"
+	OriginForbidden   Code = "origin_forbidden"
+	BodyTooLarge      Code = "body_too_large"
+	RateLimited       Code = "rate_limited"
+	// Overloaded: a gateway-wide bound (requests in flight, request-body
+	// bytes buffered, open connections) is reached; retry after Retry-After.
+	Overloaded           Code = "overloaded"
 	Internal             Code = "internal_error"
 	UpstreamUnconfigured Code = "upstream_unconfigured"
 
@@ -88,7 +94,7 @@ const (
 // failures are always HTTP 200 tool results; this table is for the rest.
 func (c Code) HTTPStatus() int {
 	switch c {
-	case InvalidArguments:
+	case InvalidArguments, InvalidRequest:
 		return http.StatusBadRequest
 	case Unauthenticated:
 		return http.StatusUnauthorized
@@ -98,6 +104,8 @@ func (c Code) HTTPStatus() int {
 		return http.StatusRequestEntityTooLarge
 	case RateLimited:
 		return http.StatusTooManyRequests
+	case Overloaded:
+		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
 	}
@@ -110,6 +118,8 @@ func (c Code) RPCCode() int {
 	switch c {
 	case InvalidArguments:
 		return -32602 // invalid params
+	case InvalidRequest:
+		return -32600 // invalid request
 	case Unauthenticated:
 		return -32001
 	case InsufficientScope, OriginForbidden:
@@ -118,6 +128,8 @@ func (c Code) RPCCode() int {
 		return -32013
 	case RateLimited:
 		return -32029
+	case Overloaded:
+		return -32053
 	default:
 		return -32603 // internal error
 	}

@@ -15,11 +15,13 @@ func TestCodeTable(t *testing.T) {
 		rpc    int
 	}{
 		{InvalidArguments, 400, -32602},
+		{InvalidRequest, 400, -32600},
 		{Unauthenticated, 401, -32001},
 		{InsufficientScope, 403, -32003},
 		{OriginForbidden, 403, -32003},
 		{BodyTooLarge, 413, -32013},
 		{RateLimited, 429, -32029},
+		{Overloaded, 503, -32053},
 		{Internal, 500, -32603},
 		{NotFound, 500, -32603}, // tool failures are results; this is only the fallback
 	}

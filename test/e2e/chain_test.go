@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,8 +43,16 @@ func TestRateBudget(t *testing.T) {
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(out, "rate_limited") || !strings.Contains(out, `"id":7`) {
 		t.Fatalf("spent budget: %d Retry-After=%q %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 	}
-	// A caller with a bearer is keyed on its credential, not the shared IP.
+	// A bearer on a message that never goes upstream is no identity
+	// (issue 13): it spends the same IP budget.
 	resp, out = postRPC(t, st.gw.URL+"/mcp/forgejo", list, map[string]string{"Authorization": "Bearer " + st.demo.ReaderToken})
+	if resp.StatusCode != 429 {
+		t.Fatalf("a bearer reset the IP budget: %d %s", resp.StatusCode, out)
+	}
+	// A tool that sends the bearer to Forgejo is keyed on the credential,
+	// not the shared IP.
+	diff := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":"` + st.demo.Owner + `","repo":"` + st.demo.PublicRepo + `","index":` + strconv.FormatInt(st.demo.OpenPull, 10) + `}}}`
+	resp, out = postRPC(t, st.gw.URL+"/mcp/forgejo", diff, map[string]string{"Authorization": "Bearer " + st.demo.ReaderToken})
 	if resp.StatusCode != 200 {
 		t.Fatalf("other caller: %d %s", resp.StatusCode, out)
 	}
@@ -126,9 +135,11 @@ func TestSharedBudgetsAcrossReplicas(t *testing.T) {
 	requireRedis(t)
 	a := gatewaytest.Start(t, gatewaytest.Options{Env: env})
 	b := gatewaytest.Start(t, gatewaytest.Options{Env: env})
-	// A fresh caller key per run, so earlier runs in the same minute do not count.
+	// A fresh caller key per run, so earlier runs in the same minute do not
+	// count: a credential on a tool that sends it upstream (a bearer on a
+	// message that does not is no identity, issue 13).
 	bearer := "Bearer replica-test-" + randomHex(t)
-	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":"o","repo":"r","index":1}}}`
 	for i, gw := range []string{a.URL, b.URL, a.URL, b.URL} {
 		if resp, out := postRPC(t, gw+"/mcp/forgejo", list, map[string]string{"Authorization": bearer}); resp.StatusCode != 200 {
 			t.Fatalf("request %d: %d %s", i, resp.StatusCode, out)

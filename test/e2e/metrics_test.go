@@ -28,6 +28,11 @@ var metricsCatalogue = []string{
 	"agent_gateway_oauth_purge_runs_total",
 	"agent_gateway_oauth_purged_rows_total",
 	"agent_gateway_oauth_rows",
+	"agent_gateway_open_connections",
+	"agent_gateway_requests_in_flight",
+	"agent_gateway_request_body_bytes_buffered",
+	"agent_gateway_load_refusals_total",
+	"agent_gateway_idle_connections_closed_total",
 }
 
 // TestMetricsCatalogue exercises every catalogue, scrapes /metrics, checks

@@ -385,13 +385,14 @@ func TestReplicasPurgeOAuth(t *testing.T) {
 	}
 }
 
-// metricValue is the value of one series in a Prometheus exposition, 0
-// when absent.
+// metricValue is the value of one series in a Prometheus exposition: the
+// first of name's series whose labels contain labels, or with labels ""
+// the unlabelled series; 0 when absent.
 func metricValue(t *testing.T, exposition, name, labels string) float64 {
 	t.Helper()
-	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\{([^}]*)\} (\S+)$`)
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `(?:\{([^}]*)\})? (\S+)$`)
 	for _, m := range re.FindAllStringSubmatch(exposition, -1) {
-		if strings.Contains(m[1], labels) {
+		if (labels == "" && m[1] == "") || (labels != "" && strings.Contains(m[1], labels)) {
 			v, err := strconv.ParseFloat(m[2], 64)
 			if err != nil {
 				t.Fatal(err)

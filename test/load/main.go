@@ -169,6 +169,7 @@ func startGateway(tmp, forgejoURL string, extraEnv []string) (string, int, func(
 		"AGENT_GATEWAY_FORGEJO_ORIGIN="+forgejoURL,
 		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE=1000000000",
 		"AGENT_GATEWAY_RATELIMIT_WRITE_PER_MINUTE=1000000000",
+		"AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE=1000000000",
 		"AGENT_GATEWAY_LOG_LEVEL=warn",
 	)
 	cmd.Env = append(cmd.Env, extraEnv...)

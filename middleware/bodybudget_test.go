@@ -1,0 +1,96 @@
+package middleware
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// TestBodyBudgetDeclared: a declared length is reserved before reading:
+// at the IP's share it is served, one byte over the share it is 413 (it
+// could never fit), over what the IP has left 429, over what the gateway
+// has left 503; reservations end with the handler.
+func TestBodyBudgetDeclared(t *testing.T) {
+	b := NewBodyBudget(BodyBudgetOptions{Max: 100, MaxPerIP: 60})
+	send := func(ip string, n int, next http.Handler) *httptest.ResponseRecorder {
+		r, rec := newReq(http.MethodPost, "/mcp", strings.NewReader(strings.Repeat("x", n)))
+		rec.clientIP = ip
+		w := httptest.NewRecorder()
+		b.Handler(next).ServeHTTP(w, r)
+		return w
+	}
+	var during int64
+	if w := send("192.0.2.1", 60, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		during = b.Buffered()
+		_, _ = io.Copy(io.Discard, r.Body)
+	})); w.Code != http.StatusOK || during != 60 {
+		t.Fatalf("at the share: %d, %d buffered", w.Code, during)
+	}
+	if b.Buffered() != 0 {
+		t.Fatalf("reservation outlived the handler: %d", b.Buffered())
+	}
+	if w := send("192.0.2.1", 61, mustNotRun(t)); w.Code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("one over the share: %d", w.Code)
+	}
+	// Nested: A holds 50, then A asks 11 more (429), B holds 50, C asks 1 (503).
+	inner := func(ip string, n, want int, then http.Handler) http.Handler {
+		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+			if w := send(ip, n, then); w.Code != want {
+				t.Errorf("%s asking %d: %d, want %d (%s)", ip, n, w.Code, want, w.Body.String())
+			}
+		})
+	}
+	send("192.0.2.1", 50, inner("192.0.2.1", 11, http.StatusTooManyRequests,
+		inner("192.0.2.2", 50, http.StatusOK, inner("192.0.2.3", 1, http.StatusServiceUnavailable, nil))))
+	if b.Buffered() != 0 {
+		t.Fatalf("%d bytes still reserved", b.Buffered())
+	}
+}
+
+// TestBodyBudgetUnknownLength: a chunked body reserves as it is read; when
+// the budget runs out its reader fails with a BodyBudgetError, which the
+// MCP peek answers 429 (the IP's share) with Retry-After.
+func TestBodyBudgetUnknownLength(t *testing.T) {
+	b := NewBodyBudget(BodyBudgetOptions{Max: 1 << 20, MaxPerIP: 3 * bodyStep})
+	chunked := func(n int) *http.Request {
+		r, rec := newReq(http.MethodPost, "/mcp", iotest.HalfReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+strings.Repeat(" ", n))))
+		r.ContentLength = -1
+		rec.clientIP = "192.0.2.1"
+		return r
+	}
+	w := httptest.NewRecorder()
+	b.Handler(MCPPeek(ok)).ServeHTTP(w, chunked(3*bodyStep-100))
+	if w.Code != http.StatusOK {
+		t.Fatalf("within the share: %d %s", w.Code, w.Body.String())
+	}
+	w = httptest.NewRecorder()
+	b.Handler(MCPPeek(mustNotRun(t))).ServeHTTP(w, chunked(3*bodyStep+1))
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" {
+		t.Fatalf("over the share: %d %s", w.Code, w.Body.String())
+	}
+	if e := errorBody(t, w.Body.String()); e["bound"] != "body_budget_per_ip" || e["code"] != "rate_limited" {
+		t.Fatalf("error %v", e)
+	}
+	if b.Buffered() != 0 {
+		t.Fatalf("%d bytes still reserved", b.Buffered())
+	}
+	// The reader keeps failing once the budget refused it.
+	r := chunked(4 * bodyStep)
+	var readErr error
+	b.Handler(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		_, readErr = io.ReadAll(r.Body)
+		_, again := r.Body.Read(make([]byte, 1))
+		var be *BodyBudgetError
+		if !errors.As(again, &be) {
+			t.Errorf("second read: %v", again)
+		}
+	})).ServeHTTP(httptest.NewRecorder(), r)
+	var be *BodyBudgetError
+	if !errors.As(readErr, &be) || be.Bound != BoundPerIP {
+		t.Fatalf("read error %v", readErr)
+	}
+}

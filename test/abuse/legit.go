@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// call is one kind of legitimate request.
+type call struct {
+	name, path, bearer, body string
+}
+
+// legitCalls are what honest callers do on both endpoints: an anonymous
+// Forgejo read, a verified diff page with a Forgejo token, and a document
+// read with a gateway token.
+func legitCalls(s *stack) []call {
+	d := s.demo
+	return []call{
+		{"forgejo anonymous", "/mcp/forgejo", "",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_repository","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PublicRepo + `"}}}`},
+		{"forgejo diff page", "/mcp/forgejo", d.ReaderToken,
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":%q,"repo":%q,"index":%d}}}`, d.Owner, d.PublicRepo, d.OpenPull)},
+		{"documents", "/mcp/documents", s.docsToken,
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"` + s.sourceID + `"}}}`},
+	}
+}
+
+// legitStats are the outcomes of the legitimate calls of one phase.
+type legitStats struct {
+	mu        sync.Mutex
+	latencies []time.Duration
+	ok, total int
+	failures  map[string]int
+}
+
+func (st *legitStats) add(d time.Duration, failure string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.total++
+	st.latencies = append(st.latencies, d)
+	if failure == "" {
+		st.ok++
+		return
+	}
+	if st.failures == nil {
+		st.failures = map[string]int{}
+	}
+	st.failures[failure]++
+}
+
+func (st *legitStats) successRate() float64 {
+	if st.total == 0 {
+		return 0
+	}
+	return 100 * float64(st.ok) / float64(st.total)
+}
+
+func (st *legitStats) p99() time.Duration {
+	if len(st.latencies) == 0 {
+		return 0
+	}
+	l := append([]time.Duration(nil), st.latencies...)
+	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+	return l[min(len(l)-1, int(float64(len(l))*0.99))]
+}
+
+// runLegit makes each legitimate call every interval, from 127.0.0.1, for
+// the phase's length: paced well within the callers' budgets, so every
+// failure is the attack's doing.
+func runLegit(ctx context.Context, s *stack, phase, interval time.Duration) *legitStats {
+	st := &legitStats{}
+	ctx, cancel := context.WithTimeout(ctx, phase)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, c := range legitCalls(s) {
+		wg.Go(func() {
+			client := &http.Client{Timeout: 30 * time.Second}
+			tick := time.NewTicker(interval)
+			defer tick.Stop()
+			for {
+				st.add(legitRequest(client, s.url, c))
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return st
+}
+
+// legitRequest makes one legitimate call and says how it failed ("" for
+// success: HTTP 200 and a result that is not an error).
+func legitRequest(client *http.Client, base string, c call) (time.Duration, string) {
+	req, _ := http.NewRequest(http.MethodPost, base+c.path, strings.NewReader(c.body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+c.bearer)
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return time.Since(start), c.name + ": transport error"
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	resp.Body.Close()
+	elapsed := time.Since(start)
+	switch {
+	case err != nil:
+		return elapsed, c.name + ": body cut"
+	case resp.StatusCode != http.StatusOK:
+		return elapsed, fmt.Sprintf("%s: HTTP %d", c.name, resp.StatusCode)
+	case bytes.Contains(body, []byte(`"isError":true`)):
+		return elapsed, c.name + ": tool error"
+	}
+	return elapsed, ""
+}

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"database/sql"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // counts the gateway's rows
+
+	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+	"github.com/agent-gateway/agent-gateway/test/githubemu"
+	"github.com/agent-gateway/agent-gateway/test/oidcprovider"
+)
+
+// stack is the gateway binary in front of the emulated upstreams, with a
+// seeded project, as `agent-gateway demo` runs it but with each piece
+// reachable for counting.
+type stack struct {
+	tmp, bin, dataDir, logPath string
+	url                        string
+	cmd                        *exec.Cmd
+	forgejo                    *forgejoemu.Emulator
+	demo                       *forgejoemu.Demo
+	github                     *githubemu.Emulator
+	idp                        *oidcprovider.Provider
+	sourceID, docsToken        string
+}
+
+const (
+	appID          = 1001
+	installationID = 77
+)
+
+func startStack(gatewayEnv []string) (s *stack, err error) {
+	s = &stack{}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.tmp, err = os.MkdirTemp("", "agent-gateway-abuse-"); err != nil {
+		return nil, err
+	}
+	s.dataDir, s.logPath, s.bin = filepath.Join(s.tmp, "data"), filepath.Join(s.tmp, "gateway.log"), filepath.Join(s.tmp, "agent-gateway")
+	// Built without the race detector: the figures are the production
+	// build's.
+	build := exec.Command("go", "build", "-o", s.bin, ".")
+	build.Dir = moduleRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	if s.forgejo, err = forgejoemu.Start(forgejoemu.Options{Dir: filepath.Join(s.tmp, "forgejo")}); err != nil {
+		return nil, err
+	}
+	if s.demo, err = s.forgejo.SeedDemo(); err != nil {
+		return nil, err
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	keyFile := filepath.Join(s.tmp, "app.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
+		return nil, err
+	}
+	if s.github, err = githubemu.Start(githubemu.Options{Dir: filepath.Join(s.tmp, "github"), AppID: appID, AppKey: &key.PublicKey}); err != nil {
+		return nil, err
+	}
+	docs, err := s.github.SeedDocs("demo", "handbook", installationID)
+	if err != nil {
+		return nil, err
+	}
+	addr := freeAddr()
+	s.url = "http://" + addr
+	if s.idp, err = oidcprovider.Start(oidcprovider.Options{
+		Users:   []oidcprovider.User{{Subject: "alice", Username: "alice", Password: "alice-pw", Email: "alice@example.test", Name: "Alice"}},
+		Clients: []oidcprovider.Client{{ID: "gw", Secret: "gw-secret", RedirectURIs: []string{s.url + "/oauth/callback"}}},
+	}); err != nil {
+		return nil, err
+	}
+	env := []string{
+		"AGENT_GATEWAY_LISTEN=" + addr,
+		"AGENT_GATEWAY_DATA_DIR=" + s.dataDir,
+		"AGENT_GATEWAY_FORGEJO_ORIGIN=" + s.forgejo.URL(),
+		"AGENT_GATEWAY_GITHUB_API_ORIGIN=" + s.github.URL(),
+		"HEYAIRA_GITHUB_APP_ID=" + strconv.Itoa(appID),
+		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE=" + keyFile,
+		"AGENT_GATEWAY_OIDC_ISSUER=" + s.idp.Issuer(),
+		"AGENT_GATEWAY_OIDC_CLIENT_ID=gw",
+		"AGENT_GATEWAY_OIDC_CLIENT_SECRET=gw-secret",
+	}
+	// The project, its document and a gateway token, as an operator makes
+	// them with the admin CLI.
+	project, err := s.admin(env, "create-project", "--name", "abuse")
+	if err != nil {
+		return nil, err
+	}
+	p := project["project_id"].(string)
+	steps := [][]string{
+		{"add-member", "--project-id", p, "--subject", "alice"},
+		{"link-repository", "--project-id", p, "--github-owner", docs.Owner, "--github-repository", docs.Repo, "--installation-id", strconv.Itoa(installationID)},
+	}
+	for _, args := range steps {
+		if _, err := s.admin(env, args...); err != nil {
+			return nil, err
+		}
+	}
+	src, err := s.admin(env, "add-document-source", "--project-id", p, "--github-owner", docs.Owner, "--github-repository", docs.Repo,
+		"--document-role", "runtime", "--path", docs.Runtime, "--commit-sha", docs.Commit)
+	if err != nil {
+		return nil, err
+	}
+	s.sourceID = src["source_id"].(string)
+	grant, err := s.admin(env, "create-grant", "--project-id", p, "--subject", "alice", "--scopes", "documents:read")
+	if err != nil {
+		return nil, err
+	}
+	s.docsToken = grant["access_token"].(string)
+
+	logFile, err := os.Create(s.logPath)
+	if err != nil {
+		return nil, err
+	}
+	s.cmd = exec.Command(s.bin, "serve")
+	s.cmd.Env = append(append(cleanEnv(), env...), gatewayEnv...)
+	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	if err := s.cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	logFile.Close() // the child holds its own descriptor
+	for i := 0; i < 300; i++ {
+		if resp, err := http.Get(s.url + "/healthz"); err == nil {
+			resp.Body.Close()
+			return s, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("the gateway did not start; its log is %s", s.logPath)
+}
+
+// admin runs `agent-gateway admin args… --json` on the stack's store.
+func (s *stack) admin(env []string, args ...string) (map[string]any, error) {
+	cmd := exec.Command(s.bin, append(append([]string{"admin"}, args...), "--json")...)
+	cmd.Env = append(cleanEnv(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("admin %s: %v: %s", args[0], err, errb.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		return nil, fmt.Errorf("admin %s: %v", args[0], err)
+	}
+	return m, nil
+}
+
+func (s *stack) close() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = s.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-done
+		}
+	}
+	if s.idp != nil {
+		s.idp.Close()
+	}
+	if s.github != nil {
+		s.github.Close()
+	}
+	if s.forgejo != nil {
+		s.forgejo.Close()
+	}
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
+	}
+}
+
+// rss returns the gateway's resident set now and its peak (VmRSS and
+// VmHWM of /proc/<pid>/status), in bytes.
+func (s *stack) rss() (now, peak int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			now = n << 10
+		case "VmHWM:":
+			peak = n << 10
+		}
+	}
+	return now, peak
+}
+
+// logBytes is the size of what the gateway has logged so far.
+func (s *stack) logBytes() int64 {
+	st, err := os.Stat(s.logPath)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// rows counts the rows of every table of the gateway's SQLite store.
+func (s *stack) rows() (map[string]int64, error) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.dataDir, "agent-gateway.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rs, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		return nil, err
+	}
+	var tables []string
+	for rs.Next() {
+		var n string
+		if err := rs.Scan(&n); err != nil {
+			rs.Close()
+			return nil, err
+		}
+		tables = append(tables, n)
+	}
+	rs.Close()
+	out := map[string]int64{}
+	for _, tbl := range tables {
+		var n int64
+		if err := db.QueryRow(`SELECT count(*) FROM "` + tbl + `"`).Scan(&n); err != nil {
+			return nil, err
+		}
+		out[tbl] = n
+	}
+	return out, nil
+}
+
+// cleanEnv is this process's environment without gateway settings.
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENT_GATEWAY_") && !strings.HasPrefix(kv, "HEYAIRA_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func moduleRoot() string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "."
+		}
+		dir = parent
+	}
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
