@@ -93,7 +93,6 @@ var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) 
 var (
 	loginID     = regexp.MustCompile(`name="id" value="([^"]+)"`)
 	consentCSRF = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
-	consentNext = regexp.MustCompile(`<meta http-equiv="refresh" content="0; url=([^"]+)">`)
 	projectOpt  = regexp.MustCompile(`name="project" value="([^"]+)"`)
 )
 
@@ -130,15 +129,15 @@ func headlessCode(t *testing.T, gwURL, clientID string) (string, string) {
 	if resp.StatusCode != http.StatusOK || csrf == nil || project == nil {
 		t.Fatalf("login: want the consent page, got %d at %s:\n%s", resp.StatusCode, resp.Request.URL, body)
 	}
-	_, body = read(browser.PostForm(gwURL+"/oauth/consent", url.Values{
+	// The answer to the consent form is a plain 303 to the client.
+	resp, body = read(browser.PostForm(gwURL+"/oauth/consent", url.Values{
 		"csrf_token": {html.UnescapeString(csrf[1])}, "project": {project[1]}, "action": {"allow"}}))
-	next := consentNext.FindStringSubmatch(body)
-	if next == nil {
-		t.Fatalf("consent: no continue page:\n%s", body)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("consent: want 303 to the client, got %d:\n%s", resp.StatusCode, body)
 	}
-	loc, err := url.Parse(html.UnescapeString(next[1]))
+	loc, err := url.Parse(resp.Header.Get("Location"))
 	if err != nil || loc.Query().Get("code") == "" || loc.Query().Get("state") != params.Get("state") {
-		t.Fatalf("consent: continue to %q", next[1])
+		t.Fatalf("consent: redirect to %q", resp.Header.Get("Location"))
 	}
 	return loc.Query().Get("code"), verifier
 }
