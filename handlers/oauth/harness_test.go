@@ -232,8 +232,8 @@ func (b *browser) post(t *testing.T, u string, form url.Values, header ...string
 }
 
 var (
-	hiddenID    = regexp.MustCompile(`name="id" value="([^"]+)"`)
-	csrfField   = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+	hiddenID  = regexp.MustCompile(`name="id" value="([^"]+)"`)
+	csrfField = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
 )
 
 // start sends the browser to /oauth/authorize and returns the page it ends
