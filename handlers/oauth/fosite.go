@@ -145,6 +145,8 @@ type fositeStore struct {
 	st Store
 	// scopes are every scope a client may ask for.
 	scopes []string
+	// cimd fetches client metadata documents; nil when they are off.
+	cimd *metadataFetcher
 }
 
 var (
@@ -230,6 +232,16 @@ func notFound(err error) error {
 // GetClient implements fosite.ClientManager: registered clients are public
 // (PKCE, no secret) and may ask for every scope the gateway knows.
 func (f *fositeStore) GetClient(ctx context.Context, id string) (fosite.Client, error) {
+	if isMetadataURL(id) {
+		if f.cimd == nil {
+			return nil, fmt.Errorf("%w: client metadata documents are off", fosite.ErrNotFound)
+		}
+		doc, err := f.cimd.get(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", fosite.ErrNotFound, err)
+		}
+		return f.client(doc.ClientID, doc.RedirectURIs), nil
+	}
 	c, err := f.st.GetClient(ctx, id)
 	if err != nil {
 		return nil, notFound(err)
@@ -249,6 +261,12 @@ func (f *fositeStore) client(id string, redirectURIs []string) *fosite.DefaultCl
 // that ID for grants made outside the registration (admin create-grant):
 // enough for fosite to compare client IDs on revocation.
 func (f *fositeStore) clientOrStub(ctx context.Context, id string) (fosite.Client, error) {
+	if isMetadataURL(id) {
+		if c, err := f.GetClient(ctx, id); err == nil {
+			return c, nil
+		}
+		return f.client(id, nil), nil
+	}
 	c, err := f.st.GetClient(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return f.client(id, nil), nil

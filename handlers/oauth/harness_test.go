@@ -63,6 +63,7 @@ type harnessOptions struct {
 	registrations  int
 	authorizations int
 	refused        func(endpoint, reason string)
+	clientMetadata oauth.ClientMetadataConfig
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -88,6 +89,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	cfg := oauth.Config{
 		Issuer: h.gw.URL, Resource: h.resource, Scopes: testScopes, Store: h.st, CodeTTL: o.codeTTL,
 		RegistrationsPerMinute: o.registrations, AuthorizationsPerMinute: o.authorizations, Refused: o.refused,
+		ClientMetadata: o.clientMetadata,
 	}
 	if !o.unconfigured {
 		cfg.IdentityProvider = oauth.NewIdentityProvider(oauth.IdentityProviderConfig{

@@ -88,6 +88,15 @@ func (s *Server) parseAuthorization(ctx context.Context, q url.Values) (fosite.A
 		fq[k] = slices.Clone(v)
 	}
 	fq.Set("state", statePrefix+q.Get("state"))
+	if id := q.Get("client_id"); isMetadataURL(id) {
+		// Said on the page, not with fosite's "does not exist".
+		if s.cimd == nil {
+			return nil, fosite.ErrInvalidClient.WithHint("This gateway does not accept client metadata documents (oauth.client_metadata_hosts is empty).")
+		}
+		if _, err := s.cimd.get(ctx, id); err != nil {
+			return nil, fosite.ErrInvalidClient.WithHint(err.Error() + ".")
+		}
+	}
 	r, err := authorizeRequest(ctx, fq)
 	if err != nil {
 		return nil, fosite.ErrInvalidRequest.WithWrap(err)
@@ -377,7 +386,13 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 		ClientName: clientID, ClientID: clientID, RedirectHost: redirectLabel(redirect),
 		Subject: cs.ls.Subject, CSRFToken: csrfToken(cs.secret),
 	}
-	if c, err := s.cfg.Store.GetClient(ctx, clientID); err == nil && c.Name != "" {
+	if isMetadataURL(clientID) && s.cimd != nil {
+		// A metadata document names itself; its host is what vouches.
+		if doc, err := s.cimd.get(ctx, clientID); err == nil {
+			u, _ := url.Parse(clientID)
+			view.ClientName = doc.ClientName + " (metadata at " + u.Hostname() + ")"
+		}
+	} else if c, err := s.cfg.Store.GetClient(ctx, clientID); err == nil && c.Name != "" {
 		view.ClientName = c.Name
 	}
 	for i, p := range cs.projects {

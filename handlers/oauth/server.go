@@ -89,6 +89,9 @@ type Config struct {
 	// Refused, if set, is told each refusal of a limit or a bound, by
 	// endpoint and reason (metrics).
 	Refused func(endpoint, reason string)
+	// ClientMetadata turns on Client ID Metadata Documents (cimd.go);
+	// without hosts they are off.
+	ClientMetadata ClientMetadataConfig
 }
 
 // Server is the authorization server.
@@ -97,6 +100,8 @@ type Server struct {
 	provider fosite.OAuth2Provider
 	secure   bool // the issuer is https: cookies are __Host- and Secure
 	origin   string
+	// cimd fetches client metadata documents; nil when they are off.
+	cimd *metadataFetcher
 }
 
 // New builds the authorization server. A Config without an identity
@@ -127,7 +132,7 @@ func New(cfg Config) *Server {
 	if err != nil || u.Host == "" {
 		panic("oauth: Config.Issuer must be an absolute URL")
 	}
-	s := &Server{cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host}
+	s := &Server{cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host, cimd: newMetadataFetcher(cfg.ClientMetadata)}
 	fc := &fosite.Config{
 		AccessTokenLifespan:   cfg.AccessTokenTTL,
 		RefreshTokenLifespan:  cfg.RefreshTokenTTL,
@@ -148,7 +153,7 @@ func New(cfg Config) *Server {
 		// Debug details (which may name internals) never reach clients.
 		SendDebugMessagesToClients: false,
 	}
-	st := &fositeStore{st: cfg.Store, scopes: s.scopeNames()}
+	st := &fositeStore{st: cfg.Store, scopes: s.scopeNames(), cimd: s.cimd}
 	s.provider = compose.Compose(fc, st, opaqueStrategy{},
 		compose.OAuth2AuthorizeExplicitFactory,
 		compose.OAuth2RefreshTokenGrantFactory,
@@ -263,7 +268,7 @@ func (s *Server) Metadata(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	base := s.cfg.Issuer
-	writeJSON(w, http.StatusOK, map[string]any{
+	md := map[string]any{
 		"issuer":                                     base,
 		"authorization_endpoint":                     base + "/oauth/authorize",
 		"token_endpoint":                             base + "/oauth/token",
@@ -277,7 +282,11 @@ func (s *Server) Metadata(w http.ResponseWriter, _ *http.Request) {
 		"revocation_endpoint_auth_methods_supported": []string{"none"},
 		"scopes_supported":                           s.scopeNames(),
 		"service_documentation":                      base + "/",
-	})
+	}
+	if s.cimd != nil {
+		md["client_id_metadata_document_supported"] = true
+	}
+	writeJSON(w, http.StatusOK, md)
 }
 
 // ScopesSupported are the scope names, for the resource metadata.
