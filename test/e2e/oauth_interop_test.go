@@ -4,13 +4,19 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/oauth2"
@@ -103,8 +109,12 @@ func TestOAuthInterop(t *testing.T) {
 	}
 	var as struct {
 		Scopes []string `json:"scopes_supported"`
+		CIMD   *bool    `json:"client_id_metadata_document_supported"`
 	}
 	getJSON(t, o.gw.URL+"/.well-known/oauth-authorization-server", &as)
+	if as.CIMD != nil {
+		t.Fatal("client metadata documents are advertised while oauth.client_metadata_hosts is empty")
+	}
 	other := ""
 	for _, s := range as.Scopes {
 		if s != "documents:read" {
@@ -249,3 +259,78 @@ func TestOAuthInterop(t *testing.T) {
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// TestOAuthClientMetadataDocument (issue 16 point 9) through the binary: a
+// client whose client_id is the https URL of its metadata document, served
+// by a loopback TLS server the gateway trusts (SSL_CERT_FILE) and may reach
+// (oauth.client_metadata_allow_loopback), authorizes without registering
+// and reads tools; a redirect URI the document does not list is refused on
+// a page; a host not on oauth.client_metadata_hosts is refused without a
+// fetch. Off by default: TestOAuthInterop's gateway does not advertise it.
+func TestOAuthClientMetadataDocument(t *testing.T) {
+	var fetches atomic.Int32
+	var docURL string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "max-age=300")
+		fmt.Fprintf(w, `{"client_id":%q,"client_name":"Metadata Client","redirect_uris":[%q]}`, docURL, headlessRedirect)
+	}))
+	t.Cleanup(srv.Close)
+	docURL = srv.URL + "/oauth/client.json"
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := startOAuthGateway(t, storetest.SQLiteURL(t), map[string]string{
+		"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_HOSTS":          "127.0.0.1",
+		"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_ALLOW_LOOPBACK": "true",
+		"SSL_CERT_FILE": caFile,
+	})
+	var md map[string]any
+	getJSON(t, o.gw.URL+"/.well-known/oauth-authorization-server", &md)
+	if md["client_id_metadata_document_supported"] != true {
+		t.Fatalf("metadata: %v", md)
+	}
+
+	params, verifier := authzParams(o.gw.URL, docURL)
+	_, resp := consentAnswer(t, o.gw.URL, params)
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || loc == nil || loc.Query().Get("code") == "" {
+		t.Fatalf("consent: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	o.canaries.Add("an OAuth authorization code", loc.Query().Get("code"))
+	st, tok := tokenGrant(t, o.gw.URL, url.Values{
+		"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "redirect_uri": {headlessRedirect},
+		"client_id": {docURL}, "code_verifier": {verifier},
+	})
+	if st != http.StatusOK {
+		t.Fatalf("token: %d %v", st, tok)
+	}
+	o.canaries.Add("an OAuth access token", str(tok["access_token"]))
+	o.canaries.Add("an OAuth refresh token", str(tok["refresh_token"]))
+	if r := bearerCall(t, o.gw.URL+"/mcp/documents", str(tok["access_token"]), toolsList); r.StatusCode != http.StatusOK {
+		t.Fatalf("tools/list: %d", r.StatusCode)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("the document was fetched %d times in one authorization, want 1 (cached per max-age)", n)
+	}
+
+	for _, tc := range []struct{ name, clientID, redirect, want string }{
+		{"redirect URI not in the document", docURL, "http://127.0.0.1:9/elsewhere", "not valid"},
+		{"host not allowlisted", strings.Replace(docURL, "127.0.0.1", "localhost", 1), headlessRedirect, "client_metadata_hosts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := fetches.Load()
+			params, _ := authzParams(o.gw.URL, tc.clientID)
+			params.Set("redirect_uri", tc.redirect)
+			resp, body := authorizeResponse(t, http.MethodGet, o.gw.URL, params, nil)
+			if resp.StatusCode/100 != 4 || resp.Header.Get("Location") != "" || loginCookie(resp) != "" || !strings.Contains(body, tc.want) {
+				t.Fatalf("%d Location %q:\n%s", resp.StatusCode, resp.Header.Get("Location"), body)
+			}
+			if tc.name == "host not allowlisted" && fetches.Load() != before {
+				t.Fatal("a host off the allowlist was fetched")
+			}
+		})
+	}
+}
