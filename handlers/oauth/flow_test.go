@@ -338,7 +338,7 @@ func TestRegistration(t *testing.T) {
 	}
 	// Native apps' private-use schemes (RFC 8252 §7.1) register.
 	for _, uri := range []string{
-		"cursor://anysphere.cursor-retrieval/oauth/user-agent-gateway/callback",
+		"cursor://anysphere.cursor-mcp/oauth/callback",
 		"vscode://vscode.github-authentication/did-authenticate", "com.example.app:/oauth2redirect",
 	} {
 		if got := h.register(t, map[string]any{"redirect_uris": []string{uri}}); got["redirect_uris"].([]any)[0] != uri {
@@ -363,7 +363,7 @@ func TestRegistration(t *testing.T) {
 		{"file", map[string]any{"redirect_uris": []string{"file:///etc/passwd"}}, "invalid_redirect_uri"},
 		{"vbscript", map[string]any{"redirect_uris": []string{"vbscript://x/y"}}, "invalid_redirect_uri"},
 		{"private-use scheme without a path", map[string]any{"redirect_uris": []string{"com.example.app:cb"}}, "invalid_redirect_uri"},
-		{"private-use scheme with user info", map[string]any{"redirect_uris": []string{"cursor://u@anysphere.cursor-retrieval/cb"}}, "invalid_redirect_uri"},
+		{"private-use scheme with user info", map[string]any{"redirect_uris": []string{"cursor://u@anysphere.cursor-mcp/oauth/callback"}}, "invalid_redirect_uri"},
 		{"private-use scheme with a fragment", map[string]any{"redirect_uris": []string{"com.example.app:/cb#x"}}, "invalid_redirect_uri"},
 		{"https without a host", map[string]any{"redirect_uris": []string{"https:/cb"}}, "invalid_redirect_uri"},
 		{"fragment", map[string]any{"redirect_uris": []string{"https://app.example/cb#x"}}, "invalid_redirect_uri"},

@@ -106,7 +106,7 @@ func TestDefaultResource(t *testing.T) {
 // loopback client's page names its origin.
 func TestPrivateUseRedirect(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
-	const appRedirect = "cursor://anysphere.cursor-retrieval/oauth/user-agent-gateway/callback"
+	const appRedirect = "cursor://anysphere.cursor-mcp/oauth/callback"
 	app := h.register(t, map[string]any{"client_name": "Cursor", "redirect_uris": []string{appRedirect}})["client_id"].(string)
 	a := h.newAuthz()
 	a.params.Set("client_id", app)

@@ -28,9 +28,9 @@ import (
 // official TypeScript SDK, an IDE with a private-use redirect) does must
 // complete. TestOAuthTypeScriptClient walks the same with the SDK itself.
 
-// nativeRedirect is a private-use scheme redirect URI as Cursor registers
-// it (RFC 8252 §7.1).
-const nativeRedirect = "cursor://anysphere.cursor-retrieval/oauth/user-agent-gateway/callback"
+// nativeRedirect is Cursor's private-use scheme redirect URI (RFC 8252
+// §7.1), as its documentation gives it.
+const nativeRedirect = "cursor://anysphere.cursor-mcp/oauth/callback"
 
 // consentAnswer logs alice in for the authorization request params and
 // answers the consent page with Allow; it returns the consent page's CSP
@@ -129,16 +129,18 @@ func TestOAuthInterop(t *testing.T) {
 	if status, body := registerClientURI(t, o.gw.URL, "javascript://x/%0aalert(1)"); status != http.StatusBadRequest {
 		t.Fatalf("javascript redirect registered: %d %s", status, body)
 	}
-	status, body := registerClientURI(t, o.gw.URL, nativeRedirect)
-	if status != http.StatusCreated {
-		t.Fatalf("private-use redirect: %d %s", status, body)
+	// Cursor's registration, as reported: its private-use URI, a hosted
+	// https callback and a loopback one, in one request.
+	regBody, _ := json.Marshal(map[string]any{"client_name": "Cursor", "redirect_uris": []string{
+		nativeRedirect, "https://www.cursor.com/agents/mcp/oauth/callback", "http://localhost:8787/callback"}})
+	regResp, err := http.Post(o.gw.URL+"/oauth/register", "application/json", strings.NewReader(string(regBody)))
+	if err != nil {
+		t.Fatal(err)
 	}
 	var reg struct {
 		ClientID string `json:"client_id"`
 	}
-	if err := json.Unmarshal([]byte(body), &reg); err != nil {
-		t.Fatal(err)
-	}
+	decodeJSON(t, regResp, http.StatusCreated, &reg)
 
 	// 2, 3, 5: no state, no resource; consent is a 303 to the app.
 	verifier := oauth2.GenerateVerifier()
