@@ -7,7 +7,8 @@
 //
 // The protocol is github.com/ory/fosite's; this package adds what fosite
 // lacks (registration, the RFC 8707 resource check, the metadata document,
-// the identity provider login and the consent page) and adapts fosite's
+// the identity provider login and the consent page, optional state, a
+// narrowing refresh, Client ID Metadata Documents) and adapts fosite's
 // storage to the store (fosite.go). docs/oauth.md says which is which.
 package oauth
 
