@@ -35,6 +35,10 @@ type AuthOptions struct {
 	// ResourceMetadataURL is the endpoint's RFC 9728 metadata URL, sent in
 	// WWW-Authenticate so MCP clients can discover how to authenticate.
 	ResourceMetadataURL string
+	// Scope, when set, is named in every 401 challenge (RFC 6750 §3, MCP
+	// authorization "scope selection"): the scope a client should ask for,
+	// so it does not ask for every scope the metadata lists.
+	Scope string
 }
 
 // Authenticate resolves the caller. A token is only accepted in the
@@ -45,13 +49,13 @@ func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Han
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if tokenInQuery(r.URL.RawQuery) {
-				Challenge(w, r, opts.ResourceMetadataURL, "invalid_request", "tokens are accepted only in the Authorization header")
+				challenge(w, r, opts, "invalid_request", "tokens are accepted only in the Authorization header")
 				return
 			}
 			values := r.Header.Values("Authorization")
 			if len(values) == 0 {
 				if opts.Required {
-					Challenge(w, r, opts.ResourceMetadataURL, "", "authentication required")
+					challenge(w, r, opts, "", "authentication required")
 					return
 				}
 				next.ServeHTTP(w, r)
@@ -60,7 +64,7 @@ func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Han
 			scheme, token, ok := strings.Cut(values[0], " ")
 			token = strings.TrimSpace(token)
 			if len(values) > 1 || !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
-				Challenge(w, r, opts.ResourceMetadataURL, "invalid_request", "expected one Authorization: Bearer <token> header")
+				challenge(w, r, opts, "invalid_request", "expected one Authorization: Bearer <token> header")
 				return
 			}
 			p, err := a.Authenticate(r.Context(), token)
@@ -68,7 +72,7 @@ func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Han
 				// Logged under its hash, so refusals of one made-up token
 				// can be told apart without the log holding it.
 				RecordFromContext(r.Context()).SetCaller("refused:" + CredentialHash(token))
-				Challenge(w, r, opts.ResourceMetadataURL, "invalid_token", "the bearer token is not valid")
+				challenge(w, r, opts, "invalid_token", "the bearer token is not valid")
 				return
 			}
 			RecordFromContext(r.Context()).SetCaller(p.Key)
@@ -99,12 +103,20 @@ func tokenInQuery(raw string) bool {
 // endpoint's resource metadata (RFC 9728 §5.1) and, when given, an RFC 6750
 // error code.
 func Challenge(w http.ResponseWriter, r *http.Request, resourceMetadataURL, errCode, message string) {
+	challenge(w, r, AuthOptions{ResourceMetadataURL: resourceMetadataURL}, errCode, message)
+}
+
+// challenge is Challenge with the endpoint's scope hint.
+func challenge(w http.ResponseWriter, r *http.Request, opts AuthOptions, errCode, message string) {
 	params := []string{}
 	if errCode != "" {
 		params = append(params, `error="`+errCode+`"`)
 	}
-	if resourceMetadataURL != "" {
-		params = append(params, `resource_metadata="`+resourceMetadataURL+`"`)
+	if opts.ResourceMetadataURL != "" {
+		params = append(params, `resource_metadata="`+opts.ResourceMetadataURL+`"`)
+	}
+	if opts.Scope != "" {
+		params = append(params, `scope="`+opts.Scope+`"`)
 	}
 	h := "Bearer"
 	if len(params) > 0 {

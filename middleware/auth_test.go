@@ -130,3 +130,31 @@ func TestAccessTokenAfterSemicolonRefused(t *testing.T) {
 		t.Fatalf("status %d", rec.Code)
 	}
 }
+
+// TestChallengeScope: an endpoint with a scope names it in every 401, so a
+// client asks for that scope, not for every scope the metadata lists; an
+// endpoint without one names none.
+func TestChallengeScope(t *testing.T) {
+	for _, tc := range []struct {
+		name, scope string
+		auth        []string
+		want        string
+	}{
+		{"missing token", "documents:read", nil, `Bearer resource_metadata="` + testMetadataURL + `", scope="documents:read"`},
+		{"invalid token", "documents:read", []string{"Bearer nope"}, `Bearer error="invalid_token", resource_metadata="` + testMetadataURL + `", scope="documents:read"`},
+		{"no scope configured", "", nil, `Bearer resource_metadata="` + testMetadataURL + `"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newReq(http.MethodPost, "/mcp", nil)
+			for _, v := range tc.auth {
+				r.Header.Add("Authorization", v)
+			}
+			w := httptest.NewRecorder()
+			Authenticate(tokenAuth, AuthOptions{Required: true, ResourceMetadataURL: testMetadataURL, Scope: tc.scope})(
+				http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Fatal("reached") })).ServeHTTP(w, r)
+			if got := w.Header().Get("WWW-Authenticate"); w.Code != http.StatusUnauthorized || got != tc.want {
+				t.Fatalf("%d WWW-Authenticate %q, want %q", w.Code, got, tc.want)
+			}
+		})
+	}
+}

@@ -78,6 +78,13 @@ type Config struct {
 	OAuthUnusedClientTTL       time.Duration
 	OAuthRevokedGrantRetention time.Duration
 	OAuthPurgeInterval         time.Duration
+	// OAuthClientMetadataHosts allowlists the hosts of Client ID Metadata
+	// Documents (issue 16); empty keeps them off, since a fetch is the
+	// gateway's only request to an origin a caller picks.
+	OAuthClientMetadataHosts []string
+	// OAuthClientMetadataAllowLoopback lets such a document live on a
+	// loopback address: tests and local development only.
+	OAuthClientMetadataAllowLoopback bool
 }
 
 // Default returns the zero-config configuration: loopback listener,

@@ -49,6 +49,9 @@ func (g *Gateway) wireOAuth() error {
 		LoginTTL:                g.cfg.OAuthLoginTTL,
 		AuthorizationsPerMinute: g.cfg.OAuthAuthorizePerMinute,
 		RegistrationsPerMinute:  g.cfg.OAuthRegisterPerMinute,
+		ClientMetadata: oauth.ClientMetadataConfig{
+			Hosts: g.cfg.OAuthClientMetadataHosts, AllowLoopback: g.cfg.OAuthClientMetadataAllowLoopback,
+		},
 		Refused: func(endpoint, reason string) {
 			g.oauthMetrics.refusals.WithLabelValues(endpoint, reason).Inc()
 		},

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/documents"
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/web"
@@ -65,6 +66,9 @@ func (g *Gateway) Handler() http.Handler {
 	r.Handle("/mcp/documents", g.mcpChain(g.documentsC, middleware.AuthOptions{
 		Required:            true,
 		ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/documents",
+		// What a client should ask for: reading documents, not every scope
+		// the metadata lists (issue 16).
+		Scope: documents.Scope,
 	}, g.documentsAuth))
 	return r
 }

@@ -162,6 +162,24 @@ var settings = []setting{
 	{key: "oauth.unused_client_ttl", help: "how long a registered OAuth client that never obtained a token is kept before the purge deletes it", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthUnusedClientTTL })},
 	{key: "oauth.revoked_grant_retention", help: "how long a revoked OAuth grant stays listed (admin list-grants --include-revoked) once none of its tokens is left", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthRevokedGrantRetention })},
 	{key: "oauth.purge_interval", help: "how often each replica purges expired OAuth codes, login sessions, tokens, unused clients and old revoked grants (one replica at a time)", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthPurgeInterval })},
+	{key: "oauth.client_metadata_hosts", help: "comma-separated hosts whose https URLs clients may use as client_id (Client ID Metadata Documents, fetched by the gateway); empty: off", set: func(c *Config, v string) error {
+		c.OAuthClientMetadataHosts = nil
+		for _, h := range splitList(v) {
+			if strings.ContainsAny(h, "/:@*") || strings.TrimSpace(h) != h {
+				return fmt.Errorf("%q is not a host name (no scheme, port, path or wildcard)", h)
+			}
+			c.OAuthClientMetadataHosts = append(c.OAuthClientMetadataHosts, strings.ToLower(h))
+		}
+		return nil
+	}},
+	{key: "oauth.client_metadata_allow_loopback", help: "let client metadata documents live on loopback addresses (tests and local development only)", set: func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false")
+		}
+		c.OAuthClientMetadataAllowLoopback = b
+		return nil
+	}},
 	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints", set: func(c *Config, v string) error {
 		c.AllowedOrigins = nil
 		for _, part := range splitList(v) {

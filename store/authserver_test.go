@@ -22,6 +22,8 @@ func TestAuthorizationServerStore(t *testing.T) {
 		{"code challenge binds once and clears", testCodeChallenge},
 		{"code of a revoked grant", testCodeRevokedGrant},
 		{"hashed refresh rotation", testHashedRotation},
+		{"rotation retires the family's access tokens", testRotationRetiresAccess},
+		{"rotation narrows, never widens", testRotationNarrows},
 		{"concurrent code redemption", testConcurrentRedemption},
 		{"concurrent hashed refresh rotation", testConcurrentHashedRotation},
 		{"login sessions", testLoginSessions},
@@ -229,4 +231,62 @@ func testLoginSessions(t *testing.T, s store.Store) {
 	wantErr(t, s.CreateLoginSession(ctx, expired), nil)
 	_, err = s.GetLoginSession(ctx, expired.SessionHash)
 	wantErr(t, err, store.ErrNotFound)
+}
+
+// testRotationRetiresAccess: a refresh revokes every access token the
+// family held before it, and leaves other families alone.
+func testRotationRetiresAccess(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c, _ := newCode(t, s, "documents:read")
+	access1, refresh1, hashed := pair(t)
+	if err := s.RedeemAuthorizationCode(ctx, c.CodeHash, hashed...); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := newCode(t, s, "documents:read")
+	otherAccess, _, otherHashed := pair(t)
+	if err := s.RedeemAuthorizationCode(ctx, other.CodeHash, otherHashed...); err != nil {
+		t.Fatal(err)
+	}
+	access2, refresh2, hashed2 := pair(t)
+	wantErr(t, s.RotateRefreshTokenHash(ctx, store.HashToken(refresh1), hashed2...), nil)
+	_, err := s.LookupAccessToken(ctx, access1)
+	wantErr(t, err, store.ErrNotFound)
+	try(s.LookupAccessToken(ctx, access2)).must(t)
+	try(s.LookupAccessToken(ctx, otherAccess)).must(t)
+	access3, _, hashed3 := pair(t)
+	wantErr(t, s.RotateRefreshTokenHash(ctx, store.HashToken(refresh2), hashed3...), nil)
+	_, err = s.LookupAccessToken(ctx, access2)
+	wantErr(t, err, store.ErrNotFound)
+	try(s.LookupAccessToken(ctx, access3)).must(t)
+}
+
+// testRotationNarrows: an access token issued with fewer scopes resolves
+// to them; a scope outside the refresh token's is refused and stores
+// nothing; the refresh token keeps its scopes.
+func testRotationNarrows(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c, _ := newCode(t, s, "catalog:read", "documents:read")
+	_, refresh, hashed := pair(t)
+	if err := s.RedeemAuthorizationCode(ctx, c.CodeHash, hashed...); err != nil {
+		t.Fatal(err)
+	}
+	wide, _, wideHashed := pair(t)
+	wideHashed[0].Scopes = []string{"documents:read", "workflow:dispatch"}
+	wantErr(t, s.RotateRefreshTokenHash(ctx, store.HashToken(refresh), wideHashed...), store.ErrInvalid)
+	_, err := s.LookupAccessToken(ctx, wide)
+	wantErr(t, err, store.ErrNotFound)
+
+	narrow, refresh2, narrowHashed := pair(t)
+	narrowHashed[0].Scopes = []string{"documents:read"}
+	wantErr(t, s.RotateRefreshTokenHash(ctx, store.HashToken(refresh), narrowHashed...), nil)
+	p := try(s.LookupAccessToken(ctx, narrow)).must(t)
+	if len(p.Scopes) != 1 || p.Scopes[0] != "documents:read" {
+		t.Fatalf("narrowed principal scopes %v", p.Scopes)
+	}
+	if rec := try(s.GetToken(ctx, store.HashToken(refresh2))).must(t); len(rec.Scopes) != 2 {
+		t.Fatalf("the new refresh token lost scopes: %v", rec.Scopes)
+	}
+	if rec := try(s.GetToken(ctx, store.HashToken(narrow))).must(t); len(rec.Scopes) != 1 {
+		t.Fatalf("token record scopes %v", rec.Scopes)
+	}
 }

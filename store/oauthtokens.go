@@ -15,23 +15,35 @@ type storedToken struct {
 	expiresAt time.Time
 	revoked   bool
 	used      bool
-	grant     Grant
+	// scopes are the token's own scopes (a narrowed refresh), nil for the
+	// grant's.
+	scopes []string
+	grant  Grant
+}
+
+// effectiveScopes are what the token allows: its own scopes when a refresh
+// narrowed them, else its grant's.
+func (t storedToken) effectiveScopes() []string {
+	if t.scopes != nil {
+		return t.scopes
+	}
+	return t.grant.Scopes
 }
 
 // getToken reads the token whose secret hashes to hash, with its grant.
 func (s *sqlStore) getToken(ctx context.Context, q queryer, hash string) (storedToken, error) {
 	var t storedToken
 	var kind string
-	var family sql.NullString
+	var family, own sql.NullString
 	var expires, revoked, used dbTime
 	var g Grant
 	var scopes string
 	var gCreated, gRevoked dbTime
 	err := q.QueryRowContext(ctx,
-		`SELECT t.kind, t.family_id, t.expires_at, t.revoked_at, t.used_at, `+grantColumns+`
+		`SELECT t.kind, t.family_id, t.expires_at, t.revoked_at, t.used_at, t.scopes, `+grantColumns+`
 		   FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 		  WHERE t.token_hash = $1`, hash).
-		Scan(&kind, &family, &expires, &revoked, &used,
+		Scan(&kind, &family, &expires, &revoked, &used, &own,
 			&g.ID, &g.ProjectID, &g.Subject, &g.ClientID, &scopes, &gCreated, &gRevoked)
 	if err != nil {
 		return storedToken{}, notFound(err, "token")
@@ -40,6 +52,9 @@ func (s *sqlStore) getToken(ctx context.Context, q queryer, hash string) (stored
 	g.CreatedAt, g.RevokedAt = gCreated.t, gRevoked.ptr()
 	t.kind, t.familyID, t.expiresAt = TokenKind(kind), family.String, expires.t
 	t.revoked, t.used, t.grant = revoked.valid, used.valid, g
+	if own.Valid {
+		t.scopes = strings.Fields(own.String)
+	}
 	return t, nil
 }
 
@@ -74,7 +89,7 @@ func (s *sqlStore) LookupAccessToken(ctx context.Context, secret string) (Princi
 	g := t.grant
 	return Principal{
 		GrantID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject, ClientID: g.ClientID,
-		Scopes: g.Scopes, ExpiresAt: t.expiresAt,
+		Scopes: t.effectiveScopes(), ExpiresAt: t.expiresAt,
 	}, nil
 }
 

@@ -40,14 +40,3 @@ type OAuthError struct {
 	Title   string
 	Message string
 }
-
-// OAuthContinue is the page that ends a consent: it sends the browser on
-// to the client's redirect URI. A form post cannot end in a redirect to
-// another origin under the pages' CSP (form-action 'self'), so the answer
-// to the consent form is this page, which continues with a meta refresh
-// and a link.
-type OAuthContinue struct {
-	URL     string
-	Host    string
-	Message string
-}

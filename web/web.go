@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 //go:embed templates/*.html
@@ -20,9 +21,19 @@ var staticFS embed.FS
 var pages = template.Must(template.New("").ParseFS(templateFS, "templates/*.html"))
 
 // Render executes the named template into w with a strict security policy:
-// no framing, no sniffing, scripts only from this origin. Rendering goes to
-// a buffer first so a template error never leaves half a page.
+// no script, no framing, no sniffing, forms only to this origin. Rendering
+// goes to a buffer first so a template error never leaves half a page.
 func Render(w http.ResponseWriter, status int, name string, data any) {
+	RenderForm(w, status, name, data)
+}
+
+// RenderForm is Render for a page whose form may end, by a redirect, at
+// other places than this origin (the consent page, whose answer is a 303 to
+// the OAuth client): formTargets are CSP sources ("https://host:port",
+// "cursor:") added to form-action. A source with a character CSP gives a
+// meaning to (space, ';', ',', quotes) is left out, so a target can never
+// widen the policy beyond itself.
+func RenderForm(w http.ResponseWriter, status int, name string, data any, formTargets ...string) {
 	var b bytes.Buffer
 	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
 		http.Error(w, "page could not be rendered", http.StatusInternalServerError)
@@ -30,12 +41,36 @@ func Render(w http.ResponseWriter, status int, name string, data any) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	formAction := "'self'"
+	for _, t := range formTargets {
+		if cspSource(t) {
+			formAction += " " + t
+		}
+	}
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action "+formAction+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
+}
+
+// cspSource reports whether s can stand in a CSP source list as one
+// scheme or host source: letters, digits and the punctuation of a scheme,
+// host and port, no wildcard.
+func cspSource(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune(".-+:/[]", r):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Static serves the embedded stylesheet and images under /static/, files

@@ -68,7 +68,7 @@ func TestAuthorizeBounds(t *testing.T) {
 	for _, tc := range []struct{ name, param, value string }{
 		{"redirect URI with userinfo", "redirect_uri", "http://evil@127.0.0.1:9999/callback"},
 		{"redirect URI with userinfo and the registered port", "redirect_uri", "http://evil@127.0.0.1:9/callback"},
-		{"oversized client_id", "client_id", strings.Repeat("c", 129)},
+		{"oversized client_id", "client_id", strings.Repeat("c", 1025)},
 		{"oversized redirect URI", "redirect_uri", "http://127.0.0.1:9/callback?" + strings.Repeat("p", 2048)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

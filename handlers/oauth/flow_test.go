@@ -41,13 +41,16 @@ func TestFlow(t *testing.T) {
 		t.Fatalf("principal %+v", p)
 	}
 
-	// Rotation: a new pair, the old access token still valid until expiry.
+	// Rotation: a new pair; the access token issued before it is retired.
 	r1 := h.refresh(t, refresh)
 	if r1.status != http.StatusOK || r1.str("refresh_token") == refresh || r1.str("refresh_token") == "" {
 		t.Fatalf("refresh: %d %v", r1.status, r1.body)
 	}
 	if !h.valid(t, r1.str("access_token")) {
 		t.Fatal("rotated access token not valid")
+	}
+	if h.valid(t, access) {
+		t.Fatal("the access token issued before the refresh is still valid")
 	}
 	// Reuse of the rotated refresh token revokes the whole family.
 	wantOAuthError(t, h.refresh(t, refresh), http.StatusBadRequest, "invalid_grant")
@@ -100,7 +103,8 @@ func TestRefusals(t *testing.T) {
 		{"plain PKCE", func(q url.Values) { q.Set("code_challenge_method", "plain") }, "invalid_request"},
 		{"wrong resource", func(q url.Values) { q.Set("resource", "https://elsewhere.example/mcp") }, "invalid_target"},
 		{"forgejo resource", func(q url.Values) { q.Set("resource", strings.Replace(q.Get("resource"), "documents", "forgejo", 1)) }, "invalid_target"},
-		{"missing resource", func(q url.Values) { q.Del("resource") }, "invalid_target"},
+		{"resource with another path", func(q url.Values) { q.Set("resource", q.Get("resource")+"/x") }, "invalid_target"},
+		{"resource with two trailing slashes", func(q url.Values) { q.Set("resource", q.Get("resource")+"//") }, "invalid_target"},
 		{"two resources", func(q url.Values) { q.Add("resource", q.Get("resource")) }, "invalid_target"},
 		{"unknown scope", func(q url.Values) { q.Set("scope", "documents:read admin:all") }, "invalid_scope"},
 		{"implicit flow", func(q url.Values) { q.Set("response_type", "token") }, "unsupported_response_type"},
@@ -285,8 +289,9 @@ func TestScopeWidening(t *testing.T) {
 	}
 	wantOAuthError(t, h.refresh(t, tok.str("refresh_token"), "scope", "documents:read catalog:read"), http.StatusBadRequest, "invalid_scope")
 	// The refused refresh did not use the token up.
-	if r := h.refresh(t, tok.str("refresh_token"), "scope", "documents:read"); r.status != http.StatusOK || r.str("scope") != "documents:read" {
-		t.Fatalf("same-scope refresh: %d %v", r.status, r.body)
+	same := h.refresh(t, tok.str("refresh_token"), "scope", "documents:read")
+	if same.status != http.StatusOK || same.str("scope") != "documents:read" {
+		t.Fatalf("same-scope refresh: %d %v", same.status, same.body)
 	}
 
 	wide := h.newAuthz()
@@ -314,7 +319,7 @@ func TestScopeWidening(t *testing.T) {
 	if len(gs) != 2 || !slices.Equal(gs[0].Scopes, []string{"documents:read"}) || !slices.Equal(gs[1].Scopes, []string{"catalog:read", "documents:read"}) {
 		t.Fatalf("grants after the wider consent: %+v", gs)
 	}
-	old, err := h.st.LookupAccessToken(ctx, tok.str("access_token"))
+	old, err := h.st.LookupAccessToken(ctx, same.str("access_token"))
 	if err != nil || !slices.Equal(old.Scopes, []string{"documents:read"}) {
 		t.Fatalf("the old token changed: %+v %v", old, err)
 	}
@@ -322,7 +327,7 @@ func TestScopeWidening(t *testing.T) {
 
 // TestRegistration checks RFC 7591 limits.
 func TestRegistration(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
+	h := newHarness(t, harnessOptions{registrations: 100})
 	ok := h.register(t, map[string]any{
 		"client_name": "Inspector", "redirect_uris": []string{"http://localhost:6274/oauth/callback", "https://app.example/cb"},
 		"token_endpoint_auth_method": "none", "grant_types": []string{"authorization_code", "refresh_token"},
@@ -330,6 +335,15 @@ func TestRegistration(t *testing.T) {
 	})
 	if ok["token_endpoint_auth_method"] != "none" || !strings.HasPrefix(ok["client_id"].(string), "cli_") {
 		t.Fatalf("registration answer %v", ok)
+	}
+	// Native apps' private-use schemes (RFC 8252 §7.1) register.
+	for _, uri := range []string{
+		"cursor://anysphere.cursor-mcp/oauth/callback",
+		"vscode://vscode.github-authentication/did-authenticate", "com.example.app:/oauth2redirect",
+	} {
+		if got := h.register(t, map[string]any{"redirect_uris": []string{uri}}); got["redirect_uris"].([]any)[0] != uri {
+			t.Fatalf("registered %v, want %s", got["redirect_uris"], uri)
+		}
 	}
 	long := "https://app.example/" + strings.Repeat("a", 2100)
 	many := make([]string, 11)
@@ -343,8 +357,15 @@ func TestRegistration(t *testing.T) {
 	}{
 		{"no redirect URIs", map[string]any{"client_name": "x"}, "invalid_redirect_uri"},
 		{"http on a public host", map[string]any{"redirect_uris": []string{"http://app.example/cb"}}, "invalid_redirect_uri"},
-		{"custom scheme", map[string]any{"redirect_uris": []string{"com.example.app:/cb"}}, "invalid_redirect_uri"},
 		{"javascript", map[string]any{"redirect_uris": []string{"javascript:alert(1)"}}, "invalid_redirect_uri"},
+		{"javascript with slashes", map[string]any{"redirect_uris": []string{"JavaScript://x/%0aalert(1)"}}, "invalid_redirect_uri"},
+		{"data", map[string]any{"redirect_uris": []string{"data:/text/html,x"}}, "invalid_redirect_uri"},
+		{"file", map[string]any{"redirect_uris": []string{"file:///etc/passwd"}}, "invalid_redirect_uri"},
+		{"vbscript", map[string]any{"redirect_uris": []string{"vbscript://x/y"}}, "invalid_redirect_uri"},
+		{"private-use scheme without a path", map[string]any{"redirect_uris": []string{"com.example.app:cb"}}, "invalid_redirect_uri"},
+		{"private-use scheme with user info", map[string]any{"redirect_uris": []string{"cursor://u@anysphere.cursor-mcp/oauth/callback"}}, "invalid_redirect_uri"},
+		{"private-use scheme with a fragment", map[string]any{"redirect_uris": []string{"com.example.app:/cb#x"}}, "invalid_redirect_uri"},
+		{"https without a host", map[string]any{"redirect_uris": []string{"https:/cb"}}, "invalid_redirect_uri"},
 		{"fragment", map[string]any{"redirect_uris": []string{"https://app.example/cb#x"}}, "invalid_redirect_uri"},
 		{"user info", map[string]any{"redirect_uris": []string{"https://u:p@app.example/cb"}}, "invalid_redirect_uri"},
 		{"relative", map[string]any{"redirect_uris": []string{"/cb"}}, "invalid_redirect_uri"},

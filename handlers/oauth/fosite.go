@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,10 @@ type session struct {
 	ProjectID string
 	Subject   string
 	Expires   map[fosite.TokenType]time.Time
+	// AccessScopes, set by a refresh that narrows (see narrow), are the
+	// scopes of the access token being issued; nil keeps the refresh
+	// token's.
+	AccessScopes []string
 }
 
 var _ fosite.Session = (*session)(nil)
@@ -57,6 +62,7 @@ func (s *session) GetSubject() string                           { return s.Subje
 
 func (s *session) Clone() fosite.Session {
 	c := *s
+	c.AccessScopes = slices.Clone(s.AccessScopes)
 	c.Expires = make(map[fosite.TokenType]time.Time, len(s.Expires))
 	for k, v := range s.Expires {
 		c.Expires[k] = v
@@ -139,6 +145,8 @@ type fositeStore struct {
 	st Store
 	// scopes are every scope a client may ask for.
 	scopes []string
+	// cimd fetches client metadata documents; nil when they are off.
+	cimd *metadataFetcher
 }
 
 var (
@@ -224,6 +232,16 @@ func notFound(err error) error {
 // GetClient implements fosite.ClientManager: registered clients are public
 // (PKCE, no secret) and may ask for every scope the gateway knows.
 func (f *fositeStore) GetClient(ctx context.Context, id string) (fosite.Client, error) {
+	if isMetadataURL(id) {
+		if f.cimd == nil {
+			return nil, fmt.Errorf("%w: client metadata documents are off", fosite.ErrNotFound)
+		}
+		doc, err := f.cimd.get(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", fosite.ErrNotFound, err)
+		}
+		return f.client(doc.ClientID, doc.RedirectURIs), nil
+	}
 	c, err := f.st.GetClient(ctx, id)
 	if err != nil {
 		return nil, notFound(err)
@@ -243,6 +261,12 @@ func (f *fositeStore) client(id string, redirectURIs []string) *fosite.DefaultCl
 // that ID for grants made outside the registration (admin create-grant):
 // enough for fosite to compare client IDs on revocation.
 func (f *fositeStore) clientOrStub(ctx context.Context, id string) (fosite.Client, error) {
+	if isMetadataURL(id) {
+		if c, err := f.GetClient(ctx, id); err == nil {
+			return c, nil
+		}
+		return f.client(id, nil), nil
+	}
 	c, err := f.st.GetClient(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return f.client(id, nil), nil
@@ -349,23 +373,29 @@ func (f *fositeStore) DeletePKCERequestSession(ctx context.Context, signature st
 	return f.st.ClearCodeChallenge(ctx, signature)
 }
 
-func (f *fositeStore) queue(ctx context.Context, signature string, kind store.TokenKind, exp time.Time) error {
+func (f *fositeStore) queue(ctx context.Context, t store.HashedToken) error {
 	p := pendingFrom(ctx)
 	if p == nil {
 		return errOutsideTx
 	}
-	p.tokens = append(p.tokens, store.HashedToken{Hash: signature, Kind: kind, ExpiresAt: exp})
+	p.tokens = append(p.tokens, t)
 	return nil
 }
 
-// CreateAccessTokenSession implements oauth2.AccessTokenStorage.
+// CreateAccessTokenSession implements oauth2.AccessTokenStorage; a
+// narrowing refresh gives the token its own scopes.
 func (f *fositeStore) CreateAccessTokenSession(ctx context.Context, signature string, r fosite.Requester) error {
-	return f.queue(ctx, signature, store.TokenAccess, r.GetSession().GetExpiresAt(fosite.AccessToken))
+	t := store.HashedToken{Hash: signature, Kind: store.TokenAccess, ExpiresAt: r.GetSession().GetExpiresAt(fosite.AccessToken)}
+	if s, ok := r.GetSession().(*session); ok && s.AccessScopes != nil {
+		t.Scopes = s.AccessScopes
+	}
+	return f.queue(ctx, t)
 }
 
-// CreateRefreshTokenSession implements oauth2.RefreshTokenStorage.
+// CreateRefreshTokenSession implements oauth2.RefreshTokenStorage: a
+// refresh token always keeps the scopes it is issued under (RFC 6749 §6).
 func (f *fositeStore) CreateRefreshTokenSession(ctx context.Context, signature, _ string, r fosite.Requester) error {
-	return f.queue(ctx, signature, store.TokenRefresh, r.GetSession().GetExpiresAt(fosite.RefreshToken))
+	return f.queue(ctx, store.HashedToken{Hash: signature, Kind: store.TokenRefresh, ExpiresAt: r.GetSession().GetExpiresAt(fosite.RefreshToken)})
 }
 
 // loneRequest is the request ID of an access token outside any family
@@ -398,7 +428,7 @@ func (f *fositeStore) tokenSession(ctx context.Context, signature string, kind s
 	}
 	req := &fosite.Request{
 		ID: id, RequestedAt: t.CreatedAt, Client: client,
-		RequestedScope: t.Grant.Scopes, GrantedScope: t.Grant.Scopes,
+		RequestedScope: t.Scopes, GrantedScope: t.Scopes,
 		RequestedAudience: fosite.Arguments{}, GrantedAudience: fosite.Arguments{},
 		Form: url.Values{}, Session: s,
 	}

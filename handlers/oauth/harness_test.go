@@ -63,6 +63,7 @@ type harnessOptions struct {
 	registrations  int
 	authorizations int
 	refused        func(endpoint, reason string)
+	clientMetadata oauth.ClientMetadataConfig
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -88,6 +89,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	cfg := oauth.Config{
 		Issuer: h.gw.URL, Resource: h.resource, Scopes: testScopes, Store: h.st, CodeTTL: o.codeTTL,
 		RegistrationsPerMinute: o.registrations, AuthorizationsPerMinute: o.authorizations, Refused: o.refused,
+		ClientMetadata: o.clientMetadata,
 	}
 	if !o.unconfigured {
 		cfg.IdentityProvider = oauth.NewIdentityProvider(oauth.IdentityProviderConfig{
@@ -186,7 +188,7 @@ func newBrowser(t *testing.T) *browser {
 	return &browser{c: &http.Client{
 		Jar: jar,
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			if strings.HasPrefix(req.URL.String(), redirectURI) {
+			if strings.HasPrefix(req.URL.String(), redirectURI) || req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 				return http.ErrUseLastResponse
 			}
 			return nil
@@ -214,11 +216,6 @@ func (b *browser) do(t *testing.T, req *http.Request) page {
 	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode/100 == 3 {
 		p.location, _ = url.Parse(loc)
 	}
-	// The answer to the consent form continues to the client by a meta
-	// refresh (see toClient); a browser follows it.
-	if m := metaRefresh.FindStringSubmatch(p.body); m != nil && resp.StatusCode == http.StatusOK {
-		p.location, _ = url.Parse(html.UnescapeString(m[1]))
-	}
 	return p
 }
 
@@ -237,9 +234,8 @@ func (b *browser) post(t *testing.T, u string, form url.Values, header ...string
 }
 
 var (
-	hiddenID    = regexp.MustCompile(`name="id" value="([^"]+)"`)
-	csrfField   = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
-	metaRefresh = regexp.MustCompile(`<meta http-equiv="refresh" content="0; url=([^"]+)">`)
+	hiddenID  = regexp.MustCompile(`name="id" value="([^"]+)"`)
+	csrfField = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
 )
 
 // start sends the browser to /oauth/authorize and returns the page it ends

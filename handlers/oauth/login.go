@@ -71,11 +71,33 @@ func authorizeRequest(ctx context.Context, q url.Values) (*http.Request, error) 
 }
 
 // parseAuthorization validates a client's authorization request: fosite's
-// checks (client, redirect URI, response type, scopes, state), then what
-// fosite does not check up front: PKCE with S256 (fosite checks it only
-// when issuing the code, after login) and the RFC 8707 resource.
+// checks (client, redirect URI, response type, scopes), then what fosite
+// does not check up front: PKCE with S256 (fosite checks it only when
+// issuing the code, after login) and the RFC 8707 resource, which may be
+// absent (clients written for MCP 2025-03-26 send none) and then is the one
+// resource this server serves.
+//
+// state is optional (OAuth 2.1 §4.1.1: PKCE carries the CSRF protection),
+// but fosite refuses a state shorter than 8 characters, and an absent one.
+// fosite is therefore given the client's state behind statePrefix, and
+// clientRedirect takes the prefix off again (dropping an empty state), so
+// the client gets back exactly what it sent, or no state at all.
 func (s *Server) parseAuthorization(ctx context.Context, q url.Values) (fosite.AuthorizeRequester, error) {
-	r, err := authorizeRequest(ctx, q)
+	fq := url.Values{}
+	for k, v := range q {
+		fq[k] = slices.Clone(v)
+	}
+	fq.Set("state", statePrefix+q.Get("state"))
+	if id := q.Get("client_id"); isMetadataURL(id) {
+		// Said on the page, not with fosite's "does not exist".
+		if s.cimd == nil {
+			return nil, fosite.ErrInvalidClient.WithHint("This gateway does not accept client metadata documents (oauth.client_metadata_hosts is empty).")
+		}
+		if _, err := s.cimd.get(ctx, id); err != nil {
+			return nil, fosite.ErrInvalidClient.WithHint(err.Error() + ".")
+		}
+	}
+	r, err := authorizeRequest(ctx, fq)
 	if err != nil {
 		return nil, fosite.ErrInvalidRequest.WithWrap(err)
 	}
@@ -87,10 +109,33 @@ func (s *Server) parseAuthorization(ctx context.Context, q url.Values) (fosite.A
 	if form.Get("code_challenge") == "" || form.Get("code_challenge_method") != "S256" {
 		return ar, fosite.ErrInvalidRequest.WithHint("PKCE is required: send code_challenge with code_challenge_method=S256.")
 	}
-	if res := form["resource"]; len(res) != 1 || res[0] != s.cfg.Resource {
+	if res := form["resource"]; len(res) > 1 || len(res) == 1 && !s.isResource(res[0]) {
 		return ar, errInvalidTarget(s.cfg.Resource)
 	}
 	return ar, nil
+}
+
+// statePrefix is put before the client's state when fosite sees it (see
+// parseAuthorization); it is 8 characters, fosite's minimum.
+const statePrefix = "agw-st.."
+
+// clientRedirect turns the redirect fosite wrote into the one the client
+// gets: the state it sent without statePrefix, or none when it sent none.
+// A state without the prefix is not the client's, and is dropped.
+func clientRedirect(loc string) (string, error) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "", fmt.Errorf("fosite's redirect: %w", err)
+	}
+	q := u.Query()
+	st, ok := strings.CutPrefix(q.Get("state"), statePrefix)
+	if ok && st != "" {
+		q.Set("state", st)
+	} else {
+		q.Del("state")
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // authorizeError sends an authorization error back to the client when the
@@ -114,7 +159,7 @@ func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosit
 		s.errorPage(w, status, "This authorization request is not valid", msg)
 		return
 	}
-	s.provider.WriteAuthorizeError(r.Context(), w, ar, err)
+	s.toClient(w, func(w http.ResponseWriter) { s.provider.WriteAuthorizeError(r.Context(), w, ar, err) })
 }
 
 // refuseParams answers an authorization request knownParams refused: on
@@ -336,11 +381,18 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	requested := cs.ar.GetRequestedScopes()
+	redirect := cs.ar.GetRedirectURI()
 	view := web.Consent{
-		ClientName: clientID, ClientID: clientID, RedirectHost: cs.ar.GetRedirectURI().Host,
+		ClientName: clientID, ClientID: clientID, RedirectHost: redirectLabel(redirect),
 		Subject: cs.ls.Subject, CSRFToken: csrfToken(cs.secret),
 	}
-	if c, err := s.cfg.Store.GetClient(ctx, clientID); err == nil && c.Name != "" {
+	if isMetadataURL(clientID) && s.cimd != nil {
+		// A metadata document names itself; its host is what vouches.
+		if doc, err := s.cimd.get(ctx, clientID); err == nil {
+			u, _ := url.Parse(clientID)
+			view.ClientName = doc.ClientName + " (metadata at " + u.Hostname() + ")"
+		}
+	} else if c, err := s.cfg.Store.GetClient(ctx, clientID); err == nil && c.Name != "" {
 		view.ClientName = c.Name
 	}
 	for i, p := range cs.projects {
@@ -372,7 +424,27 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 		v.NewFor = strings.Join(newFor, ", ")
 		view.Scopes = append(view.Scopes, v)
 	}
-	web.Render(w, http.StatusOK, "consent.html", view)
+	web.RenderForm(w, http.StatusOK, "consent.html", view, formTarget(redirect))
+}
+
+// formTarget is the CSP source the consent page must allow its form to end
+// at: the answer is a 303 to the client's redirect URI, and browsers hold a
+// form post's redirects to form-action too. A private-use scheme is
+// allowed as a scheme ("cursor:"), since its URIs may have no host.
+func formTarget(redirect *url.URL) string {
+	if isPrivateUse(redirect) {
+		return redirect.Scheme + ":"
+	}
+	return redirect.Scheme + "://" + redirect.Host
+}
+
+// redirectLabel is where the consent page says the browser returns to: the
+// host, or the scheme of a private-use redirect (the app that claims it).
+func redirectLabel(redirect *url.URL) string {
+	if isPrivateUse(redirect) {
+		return redirect.Scheme + ": (an app on this device)"
+	}
+	return redirect.Host
 }
 
 func (s *Server) describe(scope string) string {
@@ -410,9 +482,7 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.PostForm.Get("action") != "allow" {
 		s.endSession(ctx, w, cs.secret)
-		s.toClient(w, "You denied the request; the client is told so.", func(w http.ResponseWriter) {
-			s.authorizeError(w, r, cs.ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
-		})
+		s.authorizeError(w, r, cs.ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
 		return
 	}
 	projectID := r.PostForm.Get("project")
@@ -436,30 +506,30 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 	resp, err := s.provider.NewAuthorizeResponse(ctx, cs.ar, &session{GrantID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject})
 	s.endSession(ctx, w, cs.secret)
 	if err != nil {
-		s.toClient(w, "The authorization failed; the client is told so.", func(w http.ResponseWriter) {
-			s.authorizeError(w, r, cs.ar, err)
-		})
+		s.authorizeError(w, r, cs.ar, err)
 		return
 	}
-	s.toClient(w, "Access granted.", func(w http.ResponseWriter) {
-		s.provider.WriteAuthorizeResponse(ctx, w, cs.ar, resp)
-	})
+	s.toClient(w, func(w http.ResponseWriter) { s.provider.WriteAuthorizeResponse(ctx, w, cs.ar, resp) })
 }
 
-// toClient answers the consent form with what write would send, except
-// that a redirect (to the client) becomes the continue page: under the
-// pages' CSP, form-action 'self', a form post may not end in a redirect to
-// another origin, and the CSP stays that strict.
-func (s *Server) toClient(w http.ResponseWriter, msg string, write func(http.ResponseWriter)) {
+// toClient answers with what fosite's write would send to the client,
+// except that a redirect is a plain 303 to clientRedirect's form of it
+// (the client's own state, or none). The consent page's CSP lists the
+// redirect's origin in form-action (formTarget), so a browser follows the
+// 303 out of the consent form; scripted clients need nothing more.
+func (s *Server) toClient(w http.ResponseWriter, write func(http.ResponseWriter)) {
 	c := &captured{header: http.Header{}}
 	write(c)
-	loc := c.header.Get("Location")
-	if c.status/100 == 3 && loc != "" {
-		host := loc
-		if u, err := url.Parse(loc); err == nil {
-			host = u.Host
+	if loc := c.header.Get("Location"); c.status/100 == 3 && loc != "" {
+		to, err := clientRedirect(loc)
+		if err != nil {
+			s.cfg.Log.Warn("redirect to the client failed", "error", err.Error())
+			s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not send you back to the client.")
+			return
 		}
-		web.Render(w, http.StatusOK, "oauth_continue.html", web.OAuthContinue{URL: loc, Host: host, Message: msg})
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Location", to)
+		w.WriteHeader(http.StatusSeeOther)
 		return
 	}
 	for k, v := range c.header {

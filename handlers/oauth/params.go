@@ -18,7 +18,7 @@ import (
 // allows, a state that is a small signed blob.
 var authorizeParamBytes = map[string]int{
 	"response_type":         32,
-	"client_id":             128,
+	"client_id":             maxMetadataURLBytes, // a registered ID, or a metadata document's URL
 	"redirect_uri":          maxRedirectURIBytes,
 	"scope":                 1024,
 	"state":                 2048,

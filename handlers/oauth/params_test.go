@@ -40,7 +40,7 @@ func TestKnownParams(t *testing.T) {
 			param: "state", reason: "oversized_parameter", kept: func(q url.Values) bool { return !q.Has("state") && q.Has("client_id") }},
 		{name: "scope one over", edit: func(q url.Values) { q.Set("scope", strings.Repeat("s", 1025)) }, param: "scope", reason: "oversized_parameter"},
 		{name: "code_challenge one over", edit: func(q url.Values) { q.Set("code_challenge", strings.Repeat("c", 129)) }, param: "code_challenge", reason: "oversized_parameter"},
-		{name: "client_id one over", edit: func(q url.Values) { q.Set("client_id", strings.Repeat("c", 129)) }, param: "client_id", reason: "oversized_parameter"},
+		{name: "client_id one over", edit: func(q url.Values) { q.Set("client_id", strings.Repeat("c", 1025)) }, param: "client_id", reason: "oversized_parameter"},
 		{name: "redirect_uri one over", edit: func(q url.Values) {
 			q.Set("redirect_uri", "https://a.example/"+strings.Repeat("p", 2049-len("https://a.example/")))
 		},

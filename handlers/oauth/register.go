@@ -19,8 +19,9 @@ import (
 // "none": MCP clients cannot keep a secret), uses the authorization code
 // grant with PKCE and refresh tokens, and may ask for the gateway's scopes.
 // Registration is open (MCP clients register themselves), so it is bounded:
-// a few redirect URIs, each https or http on a loopback host, short names,
-// and a per-address rate limit (see Routes).
+// a few redirect URIs, each https, http on a loopback host or a private-use
+// scheme (checkRedirectURI), short names, and a per-address rate limit (see
+// Routes).
 
 // Registration limits.
 const (
@@ -120,15 +121,17 @@ func checkRegistration(req *registration) (string, string) {
 	return "", ""
 }
 
-// checkRedirectURI accepts https URIs and http URIs on a loopback host
-// (RFC 8252 §7.3 native clients); nothing else: no custom schemes, no
-// fragments, no user info.
+// checkRedirectURI accepts the redirect URIs of DESIGN §8.1: https, http
+// on a loopback host (RFC 8252 §7.3, any port) and private-use schemes of
+// native apps (RFC 8252 §7.1: cursor://…, vscode://…, com.example.app:/cb),
+// never a scheme of deniedRedirectSchemes, and never with a fragment or
+// user information.
 func checkRedirectURI(raw string) error {
 	if len(raw) > maxRedirectURIBytes {
 		return fmt.Errorf("a redirect URI is longer than %d bytes", maxRedirectURIBytes)
 	}
 	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+	if err != nil || !u.IsAbs() || u.Opaque != "" {
 		return fmt.Errorf("redirect URI %q is not an absolute URL", raw)
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
@@ -137,17 +140,36 @@ func checkRedirectURI(raw string) error {
 	if u.User != nil {
 		return fmt.Errorf("redirect URI %q has user information", raw)
 	}
-	switch u.Scheme {
-	case "https":
+	switch {
+	case u.Scheme == "https" && u.Host != "":
 		return nil
-	case "http":
+	case u.Scheme == "http" && u.Host != "":
 		if isLoopback(u.Hostname()) {
 			return nil
 		}
 		return fmt.Errorf("redirect URI %q: http is allowed only on loopback (127.0.0.1, [::1], localhost); use https", raw)
+	case u.Scheme == "http" || u.Scheme == "https":
+		return fmt.Errorf("redirect URI %q has no host", raw)
+	case slices.Contains(deniedRedirectSchemes, u.Scheme):
+		return fmt.Errorf("redirect URI %q: scheme %q is never a redirect target", raw, u.Scheme)
+	case u.Host == "" && !strings.HasPrefix(u.Path, "/"):
+		return fmt.Errorf("redirect URI %q: a private-use scheme needs a path (scheme:/path, RFC 8252 §7.1)", raw)
 	}
-	return fmt.Errorf("redirect URI %q: scheme must be https (or http on loopback)", raw)
+	return nil
 }
+
+// deniedRedirectSchemes are schemes that a browser runs, reads locally or
+// treats as something other than handing a URL to an app: a code sent to
+// them would execute script, read files or leave the browser's control.
+// Every other scheme is a private-use scheme an app claims (RFC 8252 §7.1).
+var deniedRedirectSchemes = []string{
+	"javascript", "vbscript", "data", "file", "blob", "filesystem", "about",
+	"view-source", "chrome", "chrome-extension", "moz-extension", "ws", "wss", "ftp", "mailto", "tel", "sms",
+}
+
+// isPrivateUse reports whether a checked redirect URI uses a private-use
+// scheme rather than https or loopback http.
+func isPrivateUse(u *url.URL) bool { return u.Scheme != "https" && u.Scheme != "http" }
 
 func isLoopback(host string) bool {
 	if host == "localhost" {

@@ -7,13 +7,15 @@
 //
 // The protocol is github.com/ory/fosite's; this package adds what fosite
 // lacks (registration, the RFC 8707 resource check, the metadata document,
-// the identity provider login and the consent page) and adapts fosite's
+// the identity provider login and the consent page, optional state, a
+// narrowing refresh, Client ID Metadata Documents) and adapts fosite's
 // storage to the store (fosite.go). docs/oauth.md says which is which.
 package oauth
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -88,6 +90,9 @@ type Config struct {
 	// Refused, if set, is told each refusal of a limit or a bound, by
 	// endpoint and reason (metrics).
 	Refused func(endpoint, reason string)
+	// ClientMetadata turns on Client ID Metadata Documents (cimd.go);
+	// without hosts they are off.
+	ClientMetadata ClientMetadataConfig
 }
 
 // Server is the authorization server.
@@ -96,6 +101,8 @@ type Server struct {
 	provider fosite.OAuth2Provider
 	secure   bool // the issuer is https: cookies are __Host- and Secure
 	origin   string
+	// cimd fetches client metadata documents; nil when they are off.
+	cimd *metadataFetcher
 }
 
 // New builds the authorization server. A Config without an identity
@@ -126,7 +133,7 @@ func New(cfg Config) *Server {
 	if err != nil || u.Host == "" {
 		panic("oauth: Config.Issuer must be an absolute URL")
 	}
-	s := &Server{cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host}
+	s := &Server{cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host, cimd: newMetadataFetcher(cfg.ClientMetadata)}
 	fc := &fosite.Config{
 		AccessTokenLifespan:   cfg.AccessTokenTTL,
 		RefreshTokenLifespan:  cfg.RefreshTokenTTL,
@@ -137,14 +144,17 @@ func New(cfg Config) *Server {
 		},
 		EnforcePKCE:                    true,
 		EnablePKCEPlainChallengeMethod: false,
-		RedirectSecureChecker:          fosite.IsRedirectURISecureStrict,
+		// checkRedirectURI's policy (https, loopback http, private-use
+		// schemes), which registration applied already; fosite's strict
+		// checker would refuse the private-use schemes of native apps.
+		RedirectSecureChecker: func(_ context.Context, u *url.URL) bool { return checkRedirectURI(u.String()) == nil },
 		// Every authorization gets a refresh token; no offline scope needed.
 		RefreshTokenScopes: []string{},
 		TokenURL:           cfg.Issuer + "/oauth/token",
 		// Debug details (which may name internals) never reach clients.
 		SendDebugMessagesToClients: false,
 	}
-	st := &fositeStore{st: cfg.Store, scopes: s.scopeNames()}
+	st := &fositeStore{st: cfg.Store, scopes: s.scopeNames(), cimd: s.cimd}
 	s.provider = compose.Compose(fc, st, opaqueStrategy{},
 		compose.OAuth2AuthorizeExplicitFactory,
 		compose.OAuth2RefreshTokenGrantFactory,
@@ -259,7 +269,7 @@ func (s *Server) Metadata(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	base := s.cfg.Issuer
-	writeJSON(w, http.StatusOK, map[string]any{
+	md := map[string]any{
 		"issuer":                                     base,
 		"authorization_endpoint":                     base + "/oauth/authorize",
 		"token_endpoint":                             base + "/oauth/token",
@@ -273,15 +283,20 @@ func (s *Server) Metadata(w http.ResponseWriter, _ *http.Request) {
 		"revocation_endpoint_auth_methods_supported": []string{"none"},
 		"scopes_supported":                           s.scopeNames(),
 		"service_documentation":                      base + "/",
-	})
+	}
+	if s.cimd != nil {
+		md["client_id_metadata_document_supported"] = true
+	}
+	writeJSON(w, http.StatusOK, md)
 }
 
 // ScopesSupported are the scope names, for the resource metadata.
 func (s *Server) ScopesSupported() []string { return s.scopeNames() }
 
 // token is /oauth/token. fosite runs both grants; the RFC 8707 resource
-// (when sent) must be the one resource, and a refresh may not ask for a
-// scope the grant does not hold: widening needs a new consent.
+// (when sent) must be the one resource, and a refresh may narrow the scope
+// of the access token it issues (RFC 6749 §6) but not ask for a scope the
+// refresh token does not hold: widening needs a new consent.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if err := r.ParseForm(); err != nil {
@@ -289,7 +304,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, v := range r.PostForm["resource"] {
-		if v != s.cfg.Resource {
+		if !s.isResource(v) {
 			s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), errInvalidTarget(s.cfg.Resource))
 			return
 		}
@@ -301,12 +316,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ar.GetGrantTypes().ExactOne("refresh_token") {
-		for _, sc := range strings.Fields(r.PostForm.Get("scope")) {
-			if !slices.Contains(ar.GetGrantedScopes(), sc) {
-				s.provider.WriteAccessError(ctx, w, ar, fosite.ErrInvalidScope.WithHintf(
-					"The grant does not include scope %q; a wider scope needs a new authorization and consent.", sc))
-				return
-			}
+		if err := narrow(ar, strings.Fields(r.PostForm.Get("scope"))); err != nil {
+			s.provider.WriteAccessError(ctx, w, ar, err)
+			return
 		}
 	}
 	resp, err := s.provider.NewAccessResponse(ctx, ar)
@@ -318,14 +330,57 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.provider.WriteAccessResponse(ctx, w, ar, resp)
 }
 
+// narrow makes a refresh's access token carry only the scopes asked for
+// (RFC 6749 §6), each of which the refresh token must hold; no scope asked
+// for keeps them all. The new refresh token keeps the old one's scopes.
+func narrow(ar fosite.AccessRequester, asked []string) error {
+	if len(asked) == 0 {
+		return nil
+	}
+	held := ar.GetGrantedScopes()
+	for _, sc := range asked {
+		if !slices.Contains(held, sc) {
+			return fosite.ErrInvalidScope.WithHintf(
+				"The refresh token does not include scope %q; a wider scope needs a new authorization and consent.", sc)
+		}
+	}
+	req, ok := ar.(*fosite.AccessRequest)
+	sess, sok := ar.GetSession().(*session)
+	if !ok || !sok {
+		return fosite.ErrServerError.WithDebug("unexpected access request type")
+	}
+	narrowed := slices.Clone(asked)
+	slices.Sort(narrowed)
+	narrowed = slices.Compact(narrowed)
+	if len(narrowed) == len(held) {
+		return nil
+	}
+	req.GrantedScope = fosite.Arguments(narrowed)
+	sess.AccessScopes = narrowed
+	return nil
+}
+
 // revoke is /oauth/revoke (RFC 7009). Revoking either token of a family
-// revokes the whole family: the authorization ends.
+// revokes the whole family: the authorization ends. A token of another
+// client is unauthorized_client (RFC 7009 §2.1: the request is refused),
+// which fosite detects but answers with 200; an unknown token is 200, as
+// RFC 7009 §2.2 says.
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	err := s.provider.NewRevocationRequest(r.Context(), r)
 	if err != nil {
 		s.logProtocolError("revocation refused", err)
 	}
+	if errors.Is(err, fosite.ErrUnauthorizedClient) {
+		writeError(w, http.StatusBadRequest, "unauthorized_client", "the token was not issued to this client")
+		return
+	}
 	s.provider.WriteRevocationResponse(r.Context(), w, err)
+}
+
+// isResource reports whether an RFC 8707 resource names the one resource
+// this server issues tokens for; a trailing slash names the same one.
+func (s *Server) isResource(v string) bool {
+	return v == s.cfg.Resource || strings.TrimSuffix(v, "/") == s.cfg.Resource
 }
 
 // errInvalidTarget is RFC 8707's error for a resource this server does not

@@ -29,7 +29,11 @@ import (
 // resource metadata URL; the client discovers the resource and
 // authorization server metadata, registers, and sends the browser to
 // /oauth/authorize; headless Chromium logs in at a real OpenID provider
-// and answers the consent page (a screenshot is kept); the client trades
+// and answers the consent page (a screenshot is kept), whose answer is a
+// 303 to the client's callback: Chromium holds a form post's redirects to
+// the page's CSP form-action, so it arrives only because the consent page
+// lists the callback's origin there (without it the browser stays on
+// /oauth/consent and this test fails); the client trades
 // the code for tokens and reads a document. Then refresh rotation works,
 // reusing a rotated refresh token revokes the family, and /oauth/revoke
 // makes the next MCP call 401.

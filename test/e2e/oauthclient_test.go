@@ -4,10 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"html"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
@@ -93,7 +91,6 @@ var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) 
 var (
 	loginID     = regexp.MustCompile(`name="id" value="([^"]+)"`)
 	consentCSRF = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
-	consentNext = regexp.MustCompile(`<meta http-equiv="refresh" content="0; url=([^"]+)">`)
 	projectOpt  = regexp.MustCompile(`name="project" value="([^"]+)"`)
 )
 
@@ -102,43 +99,15 @@ var (
 // PKCE verifier.
 func headlessCode(t *testing.T, gwURL, clientID string) (string, string) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-		if strings.HasPrefix(req.URL.String(), headlessRedirect) {
-			return http.ErrUseLastResponse
-		}
-		return nil
-	}}
-	read := func(resp *http.Response, err error) (*http.Response, string) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return resp, string(b)
-	}
 	params, verifier := authzParams(gwURL, clientID)
-	resp, body := read(browser.Get(gwURL + "/oauth/authorize?" + params.Encode()))
-	m := loginID.FindStringSubmatch(body)
-	if resp.StatusCode != http.StatusOK || m == nil {
-		t.Fatalf("authorize: want the provider's login form, got %d at %s:\n%s", resp.StatusCode, resp.Request.URL, body)
+	// The answer to the consent form is a plain 303 to the client.
+	_, resp := consentAnswer(t, gwURL, params)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("consent: want 303 to the client, got %d", resp.StatusCode)
 	}
-	loginURL := resp.Request.URL.Scheme + "://" + resp.Request.URL.Host + "/login"
-	resp, body = read(browser.PostForm(loginURL, url.Values{"id": {m[1]}, "username": {"alice"}, "password": {alicePassword}}))
-	csrf, project := consentCSRF.FindStringSubmatch(body), projectOpt.FindStringSubmatch(body)
-	if resp.StatusCode != http.StatusOK || csrf == nil || project == nil {
-		t.Fatalf("login: want the consent page, got %d at %s:\n%s", resp.StatusCode, resp.Request.URL, body)
-	}
-	_, body = read(browser.PostForm(gwURL+"/oauth/consent", url.Values{
-		"csrf_token": {html.UnescapeString(csrf[1])}, "project": {project[1]}, "action": {"allow"}}))
-	next := consentNext.FindStringSubmatch(body)
-	if next == nil {
-		t.Fatalf("consent: no continue page:\n%s", body)
-	}
-	loc, err := url.Parse(html.UnescapeString(next[1]))
+	loc, err := url.Parse(resp.Header.Get("Location"))
 	if err != nil || loc.Query().Get("code") == "" || loc.Query().Get("state") != params.Get("state") {
-		t.Fatalf("consent: continue to %q", next[1])
+		t.Fatalf("consent: redirect to %q", resp.Header.Get("Location"))
 	}
 	return loc.Query().Get("code"), verifier
 }

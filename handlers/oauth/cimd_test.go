@@ -1,0 +1,193 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// metadataServer serves client metadata documents over TLS on loopback
+// and counts the fetches of each path.
+type metadataServer struct {
+	*httptest.Server
+	hits map[string]*atomic.Int32
+}
+
+func newMetadataServer(t *testing.T) *metadataServer {
+	t.Helper()
+	m := &metadataServer{hits: map[string]*atomic.Int32{}}
+	doc := func(id string, redirect string) string {
+		return fmt.Sprintf(`{"client_id":%q,"client_name":"Doc Client","redirect_uris":[%q],"token_endpoint_auth_method":"none"}`, id, redirect)
+	}
+	routes := map[string]func(w http.ResponseWriter, r *http.Request){
+		"/client.json": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "max-age=60")
+			fmt.Fprint(w, doc(m.URL+r.URL.Path, "http://127.0.0.1:9/callback"))
+		},
+		"/no-store.json": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "no-store")
+			fmt.Fprint(w, doc(m.URL+r.URL.Path, "http://127.0.0.1:9/callback"))
+		},
+		"/redirect.json": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/client.json", http.StatusFound)
+		},
+		"/big.json": func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, `{"client_id":%q,"redirect_uris":["http://127.0.0.1:9/callback"],"pad":"%s"}`, m.URL+r.URL.Path, strings.Repeat("x", 70<<10))
+		},
+		"/other-id.json": func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, doc("https://elsewhere.example/client.json", "http://127.0.0.1:9/callback"))
+		},
+		"/javascript.json": func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, doc(m.URL+r.URL.Path, "javascript:alert(1)"))
+		},
+		"/missing.json": func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
+	}
+	for p := range routes {
+		m.hits[p] = &atomic.Int32{}
+	}
+	m.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, ok := routes[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		m.hits[r.URL.Path].Add(1)
+		h(w, r)
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func (m *metadataServer) fetcher(hosts []string, loopback bool) *metadataFetcher {
+	return newMetadataFetcher(ClientMetadataConfig{Hosts: hosts, AllowLoopback: loopback, RootCAs: m.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs})
+}
+
+// TestClientMetadataGuards pins every refusal of a client_id URL or its
+// document, and the one acceptance.
+func TestClientMetadataGuards(t *testing.T) {
+	m := newMetadataServer(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		hosts    []string
+		loopback bool
+		id       string
+		want     error
+	}{
+		{"a listed document", []string{"127.0.0.1"}, true, m.URL + "/client.json", nil},
+		{"host not allowlisted", []string{"clients.example"}, true, m.URL + "/client.json", errMetadataHost},
+		{"private (loopback) address", []string{"127.0.0.1"}, false, m.URL + "/client.json", errMetadataAddress},
+		{"a name that resolves to loopback", []string{"localhost"}, false, strings.Replace(m.URL, "127.0.0.1", "localhost", 1) + "/client.json", errMetadataAddress},
+		{"redirect", []string{"127.0.0.1"}, true, m.URL + "/redirect.json", errMetadataRedirect},
+		{"oversize", []string{"127.0.0.1"}, true, m.URL + "/big.json", errMetadataTooLarge},
+		{"document names another client_id", []string{"127.0.0.1"}, true, m.URL + "/other-id.json", errMetadataDocument},
+		{"document lists a javascript: redirect", []string{"127.0.0.1"}, true, m.URL + "/javascript.json", errMetadataDocument},
+		{"not found", []string{"127.0.0.1"}, true, m.URL + "/missing.json", errMetadataStatus},
+		{"http", []string{"127.0.0.1"}, true, strings.Replace(m.URL, "https:", "http:", 1) + "/client.json", errMetadataURL},
+		{"no path", []string{"127.0.0.1"}, true, m.URL + "/", errMetadataURL},
+		{"user info", []string{"127.0.0.1"}, true, strings.Replace(m.URL, "https://", "https://u@", 1) + "/client.json", errMetadataURL},
+		{"fragment", []string{"127.0.0.1"}, true, m.URL + "/client.json#x", errMetadataURL},
+		{"too long", []string{"127.0.0.1"}, true, m.URL + "/" + strings.Repeat("a", maxMetadataURLBytes), errMetadataURL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := m.fetcher(tc.hosts, tc.loopback).get(ctx, tc.id)
+			if !errors.Is(err, tc.want) || tc.want != nil && err == nil {
+				t.Fatalf("get %s: %v, want %v", tc.id, err, tc.want)
+			}
+			if tc.want == nil && (doc.ClientName != "Doc Client" || len(doc.RedirectURIs) != 1) {
+				t.Fatalf("document %+v", doc)
+			}
+		})
+	}
+	if n := m.hits["/client.json"].Load(); n != 1 {
+		t.Errorf("the redirect was followed or a refused address fetched: /client.json fetched %d times, want 1", n)
+	}
+	if newMetadataFetcher(ClientMetadataConfig{}) != nil {
+		t.Error("no hosts must turn client metadata documents off")
+	}
+}
+
+// TestClientMetadataCache: a document is reused while its caching headers
+// allow, fetched again after, and never kept under no-store.
+func TestClientMetadataCache(t *testing.T) {
+	m := newMetadataServer(t)
+	f := m.fetcher([]string{"127.0.0.1"}, true)
+	now := time.Now()
+	f.now = func() time.Time { return now }
+	ctx := context.Background()
+	for range 3 {
+		if _, err := f.get(ctx, m.URL+"/client.json"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.get(ctx, m.URL+"/no-store.json"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, b := m.hits["/client.json"].Load(), m.hits["/no-store.json"].Load(); a != 1 || b != 3 {
+		t.Fatalf("fetches: max-age=60 %d (want 1), no-store %d (want 3)", a, b)
+	}
+	now = now.Add(61 * time.Second)
+	if _, err := f.get(ctx, m.URL+"/client.json"); err != nil {
+		t.Fatal(err)
+	}
+	if a := m.hits["/client.json"].Load(); a != 2 {
+		t.Fatalf("fetches after max-age: %d, want 2", a)
+	}
+}
+
+func TestCacheTTL(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		want   time.Duration
+	}{
+		{"none", http.Header{}, defaultMetadataTTL},
+		{"max-age", http.Header{"Cache-Control": {"public, max-age=120"}}, 2 * time.Minute},
+		{"max-age capped", http.Header{"Cache-Control": {"max-age=99999999"}}, maxMetadataTTL},
+		{"no-store", http.Header{"Cache-Control": {"no-store"}}, 0},
+		{"no-cache", http.Header{"Cache-Control": {"no-cache, max-age=60"}}, 0},
+		{"bad max-age", http.Header{"Cache-Control": {"max-age=soon"}}, 0},
+		{"expires", http.Header{"Expires": {now.Add(time.Hour).Format(http.TimeFormat)}}, time.Hour},
+		{"expired", http.Header{"Expires": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0},
+		{"bad expires", http.Header{"Expires": {"0"}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cacheTTL(tc.header, now); got != tc.want {
+				t.Fatalf("cacheTTL = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPublicAddr(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		want bool
+	}{
+		{"8.8.8.8", true}, {"2606:4700::1111", true},
+		{"127.0.0.1", false}, {"10.1.2.3", false}, {"172.16.0.1", false}, {"192.168.1.1", false},
+		{"169.254.169.254", false}, {"100.64.0.1", false}, {"0.0.0.0", false}, {"255.255.255.255", false},
+		{"224.0.0.1", false}, {"198.18.0.1", false}, {"240.0.0.1", false},
+		{"::1", false}, {"::", false}, {"fc00::1", false}, {"fe80::1", false}, {"ff02::1", false},
+		{"64:ff9b::a00:1", false}, {"2002:a00:1::1", false}, {"2001:db8::1", false},
+	} {
+		t.Run(tc.addr, func(t *testing.T) {
+			if got := publicAddr(netip.MustParseAddr(tc.addr)); got != tc.want {
+				t.Fatalf("publicAddr(%s) = %v, want %v", tc.addr, got, tc.want)
+			}
+		})
+	}
+	// An IPv4-mapped private address is checked as IPv4 (dial unmaps).
+	f := &metadataFetcher{}
+	if f.allowed(netip.MustParseAddr("::ffff:10.0.0.1").Unmap()) {
+		t.Fatal("a mapped private address is allowed")
+	}
+}
