@@ -354,7 +354,9 @@ func TestPullDiffRequestIDs(t *testing.T) {
 		s, _ := json.Marshal(b.String())
 		return string(s)
 	}
-	ids := []string{`1`, `123456789012345`, `1.0`, `1e3`, `"x"`, `"` + strings.Repeat(`\u00e9<&\"`, 500) + `"`, long(4000), long(12000)}
+	// (1.0 and 1e3 are refused before the SDK since issue 13: see
+	// TestHostileLoadSmallPoints.)
+	ids := []string{`1`, `123456789012345`, `9007199254740991`, `-7`, `"x"`, `"` + strings.Repeat(`\u00e9<&\"`, 500) + `"`, long(4000), long(12000)}
 	args := map[string]any{"owner": d.Owner, "repo": d.PublicRepo, "index": p.Index()}
 	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 		for _, id := range ids {
