@@ -82,7 +82,7 @@ type demoSeed struct {
 // connect, and serves until interrupted. It accepts the flags of serve;
 // --listen picks the gateway's address.
 func runDemo(ctx context.Context, args []string, std Stdio) error {
-	loaded, err := Load(LoadOptions{Args: args, Stderr: std.Err})
+	loaded, err := Load(LoadOptions{Command: "demo", Args: args, Stdout: std.Out, Stderr: std.Err})
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,6 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 )
 
-// Version is set at build time with -ldflags "-X …/server.Version=…".
-var Version = "dev"
-
 // Gateway is the wired application: configuration, clients, catalogs and
 // the router. One process holds one Gateway.
 type Gateway struct {

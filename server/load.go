@@ -14,9 +14,11 @@ import (
 
 // LoadOptions are the inputs of Load, injectable for tests.
 type LoadOptions struct {
-	Args   []string            // flags after the subcommand
-	Getenv func(string) string // os.Getenv by default
-	Stderr io.Writer           // flag usage output
+	Command string              // the subcommand its --help names; "serve" by default
+	Args    []string            // flags after the subcommand
+	Getenv  func(string) string // os.Getenv by default
+	Stdout  io.Writer           // --help output; os.Stdout by default
+	Stderr  io.Writer           // flag errors and their usage; os.Stderr by default
 }
 
 // Loaded is a loaded configuration plus what the command line asked for.
@@ -38,9 +40,15 @@ func Load(o LoadOptions) (*Loaded, error) {
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Command == "" {
+		o.Command = "serve"
+	}
+	std := Stdio{Out: o.Stdout, Err: o.Stderr}
 	out := &Loaded{Config: Default()}
-	fs := flag.NewFlagSet("agent-gateway", flag.ContinueOnError)
-	fs.SetOutput(o.Stderr)
+	fs := newCommandFlags(o.Command)
 	fs.StringVar(&out.ConfigFile, "config", o.Getenv("AGENT_GATEWAY_CONFIG"), "YAML configuration file")
 	fs.BoolVar(&out.ConfigTest, "config-test", false, "validate the configuration, print it without secrets, and exit")
 	flagValues := map[string]*string{}
@@ -49,7 +57,7 @@ func Load(o LoadOptions) (*Loaded, error) {
 			flagValues[s.key] = fs.String(s.flag, "", s.help+" ("+s.key+")")
 		}
 	}
-	if err := fs.Parse(o.Args); err != nil {
+	if err := parseCommandFlags(fs, o.Args, std); err != nil {
 		return nil, err
 	}
 	out.Rest = fs.Args()
