@@ -65,7 +65,13 @@ func Load(o LoadOptions) (*Loaded, error) {
 	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
 
 	var problems []string
+	// given records each key set to a non-empty value, parsed or not (the
+	// last source wins), so the checks across keys still run when a value
+	// is refused: an invalid oidc.issuer is reported together with the
+	// oidc.client_id it requires, not after it is fixed.
+	given := map[string]bool{}
 	apply := func(s setting, source, v string) {
+		given[s.key] = v != ""
 		if err := s.set(&out.Config, v); err != nil {
 			problems = append(problems, fmt.Sprintf("%s (%s): %v", s.key, source, err))
 		}
@@ -94,7 +100,7 @@ func Load(o LoadOptions) (*Loaded, error) {
 		}
 	}
 	problems = append(problems, out.Config.validate()...)
-	problems = append(problems, out.Config.validateOIDC()...)
+	problems = append(problems, out.Config.validateOIDC(given)...)
 	if len(problems) > 0 {
 		return nil, &ConfigError{Problems: problems}
 	}

@@ -300,6 +300,12 @@ func TestLoadProblems(t *testing.T) {
 		{"public_url with query", "", []string{"--public-url", "https://gw.example/?x=1"}, nil, []string{"public_url (--public-url)"}},
 		{"bad trusted proxy", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, example.com"}, []string{"trusted_proxies ("}},
 		{"bad allowed origin", "", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "gw.example"}, []string{"allowed_origins ("}},
+		{"ftp allowed origin", "allowed_origins: [\"ftp://x.example\"]\n", nil, nil, []string{"allowed_origins ("}},
+		{"allowed origin with a path", "", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "https://ok.example, https://gw.example/app"}, []string{"allowed_origins ("}},
+		{"invalid issuer without a client ID", "", nil, map[string]string{"AGENT_GATEWAY_OIDC_ISSUER": "ftp://idp.example"},
+			[]string{"oidc.issuer (AGENT_GATEWAY_OIDC_ISSUER)", "oidc.client_id: required"}},
+		{"invalid issuer, scopes without openid", "", nil, map[string]string{"AGENT_GATEWAY_OIDC_ISSUER": "http://idp.example", "AGENT_GATEWAY_OIDC_CLIENT_ID": "gw", "AGENT_GATEWAY_OIDC_SCOPES": "email"},
+			[]string{"oidc.issuer (AGENT_GATEWAY_OIDC_ISSUER)", "oidc.scopes: must include openid"}},
 		{"bad app id", "", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "abc"}, []string{"github.app_id (HEYAIRA_GITHUB_APP_ID)"}},
 		{"only one TLS file", "", nil, map[string]string{"AGENT_GATEWAY_TLS_KEY_FILE": "/x"}, []string{"tls.cert_file/tls.key_file", "tls.key_file:"}},
 		{"empty data_dir flag", "", []string{"--data-dir", ""}, nil, []string{"data_dir (--data-dir)"}},
@@ -318,6 +324,41 @@ func TestLoadProblems(t *testing.T) {
 				if !slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, w) }) {
 					t.Errorf("no problem starting with %q in %q", w, got)
 				}
+			}
+		})
+	}
+}
+
+// TestParseBrowserOrigin pins what allowed_origins accepts: exactly the
+// Origin a browser sends for an http(s) page.
+func TestParseBrowserOrigin(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"https://gw.example", "https://gw.example", true},
+		{"http://127.0.0.1:3000", "http://127.0.0.1:3000", true},
+		{"HTTPS://GW.Example:8443/", "https://gw.example:8443", true},
+		{"http://[::1]:8080", "http://[::1]:8080", true},
+		{"ftp://x.example", "", false},
+		{"chrome-extension://abc", "", false},
+		{"null", "", false},
+		{"gw.example", "", false},
+		{"https://", "", false},
+		{"https://:443", "", false},
+		{"https://u:p@gw.example", "", false},
+		{"https://gw.example/app", "", false},
+		{"https://gw.example/?", "", false},
+		{"https://gw.example?x=1", "", false},
+		{"https://gw.example#top", "", false},
+		{"https://gw.example:0", "", false},
+		{"https://gw.example:65536", "", false},
+		{"http:gw.example", "", false},
+	} {
+		t.Run(c.in, func(t *testing.T) {
+			got, ok := parseBrowserOrigin(c.in)
+			if got != c.want || ok != c.ok {
+				t.Fatalf("parseBrowserOrigin(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
 			}
 		})
 	}

@@ -162,17 +162,41 @@ var settings = []setting{
 	{key: "oauth.unused_client_ttl", help: "how long a registered OAuth client that never obtained a token is kept before the purge deletes it", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthUnusedClientTTL })},
 	{key: "oauth.revoked_grant_retention", help: "how long a revoked OAuth grant stays listed (admin list-grants --include-revoked) once none of its tokens is left", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthRevokedGrantRetention })},
 	{key: "oauth.purge_interval", help: "how often each replica purges expired OAuth codes, login sessions, tokens, unused clients and old revoked grants (one replica at a time)", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthPurgeInterval })},
-	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints", set: func(c *Config, v string) error {
-		c.AllowedOrigins = nil
+	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints, each http(s)://host[:port]", set: func(c *Config, v string) error {
+		var origins, bad []string
 		for _, part := range splitList(v) {
-			u, err := url.Parse(part)
-			if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
-				return fmt.Errorf("%q is not an origin (scheme://host[:port])", part)
+			o, ok := parseBrowserOrigin(part)
+			if !ok {
+				bad = append(bad, strconv.Quote(part))
+				continue
 			}
-			c.AllowedOrigins = append(c.AllowedOrigins, u.Scheme+"://"+u.Host)
+			origins = append(origins, o)
 		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%s: want http(s)://host[:port], what a browser sends as Origin", strings.Join(bad, ", "))
+		}
+		c.AllowedOrigins = origins
 		return nil
 	}},
+}
+
+// parseBrowserOrigin returns s as the Origin a browser sends
+// (scheme://host[:port], scheme and host lower-case) when s is one: http or
+// https, a host, a numeric port if any, nothing else (no user info, path
+// beyond "/", query or fragment). Other schemes never reach the MCP
+// endpoints from a page the gateway should trust.
+func parseBrowserOrigin(s string) (string, bool) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.User != nil ||
+		u.Host == "" || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "", false
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", false
+		}
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host), true
 }
 
 func splitList(v string) []string {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -65,5 +66,49 @@ func TestCLIHelp(t *testing.T) {
 	code, v2, errs := exe(t, bin, "version")
 	if code != 0 || errs != "" || v1 != v2 || !regexp.MustCompile(`^agent-gateway \S+ go1\.\S+\n$`).MatchString(v1) {
 		t.Fatalf("--version %q, version %q (exit %d, stderr %q)", v1, v2, code, errs)
+	}
+}
+
+// TestConfigErrorsAtOnce starts the real binary with several configuration
+// mistakes across keys and sources: it exits 2 before listening and names
+// every one in one report, the client ID an invalid issuer requires
+// included, and an ftp:// allowed origin refused.
+func TestConfigErrorsAtOnce(t *testing.T) {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENT_GATEWAY_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"AGENT_GATEWAY_OIDC_ISSUER=ftp://idp.example",
+		"AGENT_GATEWAY_ALLOWED_ORIGINS=https://ok.example,ftp://x.example",
+		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE=0",
+		"AGENT_GATEWAY_DATA_DIR="+t.TempDir(),
+	)
+	cmd := exec.Command(gatewaytest.Binary(t), "serve", "--listen", "no-port", "--forgejo-origin", "http://forge.example")
+	cmd.Env = env
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 {
+		t.Fatalf("exit %v, want 2\n%s", err, errs.String())
+	}
+	report := errs.String()
+	for _, want := range []string{
+		"oidc.issuer (AGENT_GATEWAY_OIDC_ISSUER)",
+		"oidc.client_id: required when oidc.issuer is set",
+		`allowed_origins (AGENT_GATEWAY_ALLOWED_ORIGINS): "ftp://x.example"`,
+		"ratelimit.read_per_minute (AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE)",
+		"listen (--listen)",
+		"forgejo.origin (--forgejo-origin)",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "listening") || out.Len() > 0 {
+		t.Errorf("the gateway started or printed to stdout:\n%s\n%s", out.String(), report)
 	}
 }
