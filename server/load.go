@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agent-gateway/agent-gateway/upstream/github"
 )
 
 // LoadOptions are the inputs of Load, injectable for tests.
@@ -101,6 +103,7 @@ func Load(o LoadOptions) (*Loaded, error) {
 	}
 	problems = append(problems, out.Config.validate()...)
 	problems = append(problems, out.Config.validateOIDC(given)...)
+	problems = append(problems, out.Config.validateSecretFiles()...)
 	if len(problems) > 0 {
 		return nil, &ConfigError{Problems: problems}
 	}
@@ -203,6 +206,42 @@ func (c *Config) validate() []string {
 		}
 		if _, err := os.Stat(f.path); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", f.key, errors.Unwrap(err)))
+		}
+	}
+	return problems
+}
+
+// validateSecretFiles reads the secret files New will use and reports what
+// New would refuse in them — a GitHub App key that is not an RSA PEM key,
+// an empty OIDC client secret, a cursor secret too short — so those come
+// in the same report as every other problem instead of one start later.
+// A file that does not exist is validate's problem, reported once. The
+// contents never enter a message.
+func (c *Config) validateSecretFiles() []string {
+	exists := func(path string) bool {
+		_, err := os.Stat(path)
+		return path != "" && err == nil
+	}
+	var problems []string
+	if c.GitHubAppID != 0 && exists(c.GitHubAppKeyFile) {
+		if _, err := github.LoadApp(c.GitHubAppID, c.GitHubAppKeyFile); err != nil {
+			problems = append(problems, "github.private_key_file: "+err.Error())
+		}
+	}
+	if exists(c.OIDCClientSecretFile) {
+		if _, err := oidcClientSecret(*c); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				problems = append(problems, ce.Problems...)
+			}
+		}
+	}
+	if exists(c.CursorSecretFile) {
+		if _, err := loadCursorSecret(*c); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				problems = append(problems, ce.Problems...)
+			}
 		}
 	}
 	return problems

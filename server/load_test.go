@@ -2,6 +2,10 @@ package server
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"net/netip"
 	"os"
@@ -11,6 +15,17 @@ import (
 	"testing"
 	"time"
 )
+
+// rsaKeyFile writes a fresh RSA private key as PEM, as a GitHub App key
+// file holds it, and returns its path.
+func rsaKeyFile(t *testing.T) string {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, "app.pem", string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})))
+}
 
 // env returns a Getenv over a fixed map.
 func env(m map[string]string) func(string) string {
@@ -149,6 +164,7 @@ func TestLoadPrecedence(t *testing.T) {
 func TestLoadDerivedAndParsed(t *testing.T) {
 	cert := writeFile(t, "cert.pem", "x")
 	key := writeFile(t, "key.pem", "x")
+	appKey := rsaKeyFile(t)
 	cases := []struct {
 		name  string
 		args  []string
@@ -179,8 +195,8 @@ func TestLoadDerivedAndParsed(t *testing.T) {
 				t.Fatal(c.AllowedOrigins)
 			}
 		}},
-		{"GitHub names kept from the seed", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "123", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE": key}, func(t *testing.T, c Config) {
-			if c.GitHubAppID != 123 || c.GitHubAppKeyFile != key {
+		{"GitHub names kept from the seed", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "123", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE": appKey}, func(t *testing.T, c Config) {
+			if c.GitHubAppID != 123 || c.GitHubAppKeyFile != appKey {
 				t.Fatal(c.GitHubAppID, c.GitHubAppKeyFile)
 			}
 		}},
@@ -302,6 +318,14 @@ func TestLoadProblems(t *testing.T) {
 		{"bad allowed origin", "", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "gw.example"}, []string{"allowed_origins ("}},
 		{"ftp allowed origin", "allowed_origins: [\"ftp://x.example\"]\n", nil, nil, []string{"allowed_origins ("}},
 		{"allowed origin with a path", "", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "https://ok.example, https://gw.example/app"}, []string{"allowed_origins ("}},
+		{"secret files whose content New would refuse", "", nil, map[string]string{
+			"HEYAIRA_GITHUB_APP_ID": "1", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE": "@junk",
+			"AGENT_GATEWAY_OIDC_ISSUER": "https://idp.example", "AGENT_GATEWAY_OIDC_CLIENT_ID": "gw", "AGENT_GATEWAY_OIDC_CLIENT_SECRET_FILE": "@empty",
+			"AGENT_GATEWAY_CURSOR_SECRET_FILE": "@short", "AGENT_GATEWAY_ALLOWED_ORIGINS": "ftp://x.example",
+		}, []string{"github.private_key_file: ", "oidc.client_secret_file: the file is empty", "cursor.secret_file: ", "allowed_origins ("}},
+		{"a secret file that does not exist is reported once", "", nil, map[string]string{
+			"HEYAIRA_GITHUB_APP_ID": "1", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE": "/does/not/exist.pem",
+		}, []string{"github.private_key_file: "}},
 		{"invalid issuer without a client ID", "", nil, map[string]string{"AGENT_GATEWAY_OIDC_ISSUER": "ftp://idp.example"},
 			[]string{"oidc.issuer (AGENT_GATEWAY_OIDC_ISSUER)", "oidc.client_id: required"}},
 		{"invalid issuer, scopes without openid", "", nil, map[string]string{"AGENT_GATEWAY_OIDC_ISSUER": "http://idp.example", "AGENT_GATEWAY_OIDC_CLIENT_ID": "gw", "AGENT_GATEWAY_OIDC_SCOPES": "email"},
@@ -316,7 +340,16 @@ func TestLoadProblems(t *testing.T) {
 			if tc.yaml != "" {
 				args = append([]string{"--config", writeFile(t, "c.yaml", tc.yaml)}, args...)
 			}
-			got := problems(t, args, tc.vars)
+			// "@name" stands for a file of that kind written for the case.
+			contents := map[string]string{"@junk": "not a key\n", "@empty": " \n", "@short": "0123456789\n"}
+			vars := map[string]string{}
+			for k, v := range tc.vars {
+				if c, ok := contents[v]; ok {
+					v = writeFile(t, v[1:], c)
+				}
+				vars[k] = v
+			}
+			got := problems(t, args, vars)
 			if len(got) != len(tc.want) {
 				t.Fatalf("problems %q, want %d", got, len(tc.want))
 			}

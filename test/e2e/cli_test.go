@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -72,11 +73,16 @@ func TestCLIHelp(t *testing.T) {
 // TestConfigErrorsAtOnce starts the real binary with several configuration
 // mistakes across keys and sources: it exits 2 before listening and names
 // every one in one report, the client ID an invalid issuer requires
-// included, and an ftp:// allowed origin refused.
+// included, an ftp:// allowed origin refused, and a GitHub App key file
+// that holds no key (which New used to find only once the rest was fixed).
 func TestConfigErrorsAtOnce(t *testing.T) {
+	junk := filepath.Join(t.TempDir(), "app.pem")
+	if err := os.WriteFile(junk, []byte("not a key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AGENT_GATEWAY_") {
+		if !strings.HasPrefix(kv, "AGENT_GATEWAY_") && !strings.HasPrefix(kv, "HEYAIRA_") {
 			env = append(env, kv)
 		}
 	}
@@ -85,6 +91,8 @@ func TestConfigErrorsAtOnce(t *testing.T) {
 		"AGENT_GATEWAY_ALLOWED_ORIGINS=https://ok.example,ftp://x.example",
 		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE=0",
 		"AGENT_GATEWAY_DATA_DIR="+t.TempDir(),
+		"HEYAIRA_GITHUB_APP_ID=1",
+		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE="+junk,
 	)
 	cmd := exec.Command(gatewaytest.Binary(t), "serve", "--listen", "no-port", "--forgejo-origin", "http://forge.example")
 	cmd.Env = env
@@ -103,6 +111,7 @@ func TestConfigErrorsAtOnce(t *testing.T) {
 		"ratelimit.read_per_minute (AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE)",
 		"listen (--listen)",
 		"forgejo.origin (--forgejo-origin)",
+		"github.private_key_file: ",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
