@@ -66,9 +66,12 @@ fuzz:
 	done
 
 # The binary reports the version `git describe` gives (a tag, or the commit
-# with -dirty for uncommitted changes) in `agent-gateway version`, the
-# landing page, the MCP server info and the agent_gateway_build_info metric.
-# VERSION=v1.2.3 overrides it; outside a git checkout it stays "dev".
+# with -dirty for uncommitted changes) in `agent-gateway version` (and
+# --version), the landing page, the MCP server info and the
+# agent_gateway_build_info metric. VERSION=v1.2.3 overrides it. A binary
+# built without this stamp (go build, go install …@v1.2.3) reads the same
+# facts from its build information instead (server/version.go): the module
+# version, else the commit (12 hex, -dirty) and its time, else "dev".
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 build:

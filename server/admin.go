@@ -89,16 +89,15 @@ func runAdmin(ctx context.Context, args []string, std Stdio) error {
 		return &UsageError{Msg: fmt.Sprintf("admin: unknown command %q\n\n%s", args[0], adminUsage())}
 	}
 	fs := flag.NewFlagSet("agent-gateway admin "+cmd.name, flag.ContinueOnError)
-	fs.SetOutput(std.Err)
 	configFile := fs.String("config", "", "YAML configuration file (for database.url and data_dir)")
 	dataDir := fs.String("data-dir", "", "data directory (data_dir)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	action := cmd.setup(fs)
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseCommandFlags(fs, args[1:], std); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return &UsageError{Msg: "admin " + cmd.name + ": " + err.Error()}
+		return fmt.Errorf("admin %s: %w", cmd.name, err)
 	}
 	if fs.NArg() > 0 {
 		return &UsageError{Msg: fmt.Sprintf("admin %s: unexpected argument %q", cmd.name, fs.Arg(0))}

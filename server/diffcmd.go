@@ -60,7 +60,7 @@ flags:
 func runDiff(ctx context.Context, args []string, std Stdio) int {
 	fs := flag.NewFlagSet("agent-gateway diff", flag.ContinueOnError)
 	fs.SetOutput(std.Err)
-	fs.Usage = func() { fmt.Fprint(std.Err, diffUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(fs.Output(), diffUsage); fs.PrintDefaults() }
 	endpoint := fs.String("endpoint", "http://127.0.0.1:8080/mcp/forgejo", "the gateway's Forgejo MCP endpoint")
 	tokenFile := fs.String("token-file", "", "file holding the Forgejo bearer (default: $"+diffTokenEnv+")")
 	out := fs.String("o", "", "write the verified diff to this file (renamed into place only once verified)")
@@ -70,10 +70,11 @@ func runDiff(ctx context.Context, args []string, std Stdio) int {
 		return diffExitUsage
 	}
 	parse := func(args []string) (int, bool) {
-		switch err := fs.Parse(args); {
+		switch err := parseCommandFlags(fs, args, std); {
 		case errors.Is(err, flag.ErrHelp):
 			return diffExitVerified, false
 		case err != nil:
+			fmt.Fprintln(std.Err, err)
 			return diffExitUsage, false
 		}
 		return 0, true

@@ -103,6 +103,7 @@ func (g *Gateway) githubFiles() (githubReader, error) {
 	case g.cfg.GitHubAppID != 0 || g.cfg.GitHubAppKeyFile != "":
 		g.log.Warn("GitHub App half configured: set both HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE; document reads answer provider_unconfigured")
 	}
+	g.githubApp = app != nil
 	up := upstream.New(upstream.Config{
 		Name: "github", Origin: g.cfg.GitHubAPIOrigin, IOTimeout: g.cfg.GitHubIOTimeout, Observer: g.metrics,
 	})

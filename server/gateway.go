@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 
@@ -20,9 +19,6 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 )
 
-// Version is set at build time with -ldflags "-X …/server.Version=…".
-var Version = "dev"
-
 // Gateway is the wired application: configuration, clients, catalogs and
 // the router. One process holds one Gateway.
 type Gateway struct {
@@ -38,7 +34,10 @@ type Gateway struct {
 	budgetRejections *prometheus.CounterVec
 	bounds           *loadBounds
 	ready            []readinessCheck
-	closers          []func() error
+	// githubApp is whether document reads can mint installation tokens:
+	// an API origin and a loaded GitHub App key.
+	githubApp bool
+	closers   []func() error
 
 	store         store.Store
 	documentsC    *catalog.Catalog
@@ -116,12 +115,8 @@ func (g *Gateway) Close() error {
 
 // Ready runs the readiness checks.
 func (g *Gateway) Ready(ctx context.Context) error {
-	for _, c := range g.ready {
-		if err := c.check(ctx); err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
-		}
-	}
-	return nil
+	_, err := g.readiness(ctx)
+	return err
 }
 
 // knownTool reports whether a name is a tool of any catalog (bounded labels).

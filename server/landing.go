@@ -23,7 +23,7 @@ func (g *Gateway) landing(w http.ResponseWriter, r *http.Request) {
 			{Path: "/oauth/register, /oauth/authorize, /oauth/token, /oauth/revoke", What: "OAuth: dynamic client registration, authorization (login at the identity provider, consent), tokens, revocation"},
 			{Path: "/metrics", What: "Prometheus exposition"},
 			{Path: "/healthz", What: "liveness"},
-			{Path: "/readyz", What: "readiness (checks the store)"},
+			{Path: "/readyz", What: "readiness (checks the store; lists each upstream's state)"},
 		},
 		Catalogs: []web.CatalogView{
 			catalogView("/mcp/forgejo", "Anonymous callers see the public tools; callers with a Forgejo bearer token see all.", g.forgejoC),

@@ -10,13 +10,17 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agent-gateway/agent-gateway/upstream/github"
 )
 
 // LoadOptions are the inputs of Load, injectable for tests.
 type LoadOptions struct {
-	Args   []string            // flags after the subcommand
-	Getenv func(string) string // os.Getenv by default
-	Stderr io.Writer           // flag usage output
+	Command string              // the subcommand its --help names; "serve" by default
+	Args    []string            // flags after the subcommand
+	Getenv  func(string) string // os.Getenv by default
+	Stdout  io.Writer           // --help output; os.Stdout by default
+	Stderr  io.Writer           // flag errors and their usage; os.Stderr by default
 }
 
 // Loaded is a loaded configuration plus what the command line asked for.
@@ -38,9 +42,15 @@ func Load(o LoadOptions) (*Loaded, error) {
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Command == "" {
+		o.Command = "serve"
+	}
+	std := Stdio{Out: o.Stdout, Err: o.Stderr}
 	out := &Loaded{Config: Default()}
-	fs := flag.NewFlagSet("agent-gateway", flag.ContinueOnError)
-	fs.SetOutput(o.Stderr)
+	fs := newCommandFlags(o.Command)
 	fs.StringVar(&out.ConfigFile, "config", o.Getenv("AGENT_GATEWAY_CONFIG"), "YAML configuration file")
 	fs.BoolVar(&out.ConfigTest, "config-test", false, "validate the configuration, print it without secrets, and exit")
 	flagValues := map[string]*string{}
@@ -49,7 +59,7 @@ func Load(o LoadOptions) (*Loaded, error) {
 			flagValues[s.key] = fs.String(s.flag, "", s.help+" ("+s.key+")")
 		}
 	}
-	if err := fs.Parse(o.Args); err != nil {
+	if err := parseCommandFlags(fs, o.Args, std); err != nil {
 		return nil, err
 	}
 	out.Rest = fs.Args()
@@ -57,7 +67,13 @@ func Load(o LoadOptions) (*Loaded, error) {
 	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
 
 	var problems []string
+	// given records each key set to a non-empty value, parsed or not (the
+	// last source wins), so the checks across keys still run when a value
+	// is refused: an invalid oidc.issuer is reported together with the
+	// oidc.client_id it requires, not after it is fixed.
+	given := map[string]bool{}
 	apply := func(s setting, source, v string) {
+		given[s.key] = v != ""
 		if err := s.set(&out.Config, v); err != nil {
 			problems = append(problems, fmt.Sprintf("%s (%s): %v", s.key, source, err))
 		}
@@ -86,7 +102,8 @@ func Load(o LoadOptions) (*Loaded, error) {
 		}
 	}
 	problems = append(problems, out.Config.validate()...)
-	problems = append(problems, out.Config.validateOIDC()...)
+	problems = append(problems, out.Config.validateOIDC(given)...)
+	problems = append(problems, out.Config.validateSecretFiles()...)
 	if len(problems) > 0 {
 		return nil, &ConfigError{Problems: problems}
 	}
@@ -189,6 +206,42 @@ func (c *Config) validate() []string {
 		}
 		if _, err := os.Stat(f.path); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", f.key, errors.Unwrap(err)))
+		}
+	}
+	return problems
+}
+
+// validateSecretFiles reads the secret files New will use and reports what
+// New would refuse in them — a GitHub App key that is not an RSA PEM key,
+// an empty OIDC client secret, a cursor secret too short — so those come
+// in the same report as every other problem instead of one start later.
+// A file that does not exist is validate's problem, reported once. The
+// contents never enter a message.
+func (c *Config) validateSecretFiles() []string {
+	exists := func(path string) bool {
+		_, err := os.Stat(path)
+		return path != "" && err == nil
+	}
+	var problems []string
+	if c.GitHubAppID != 0 && exists(c.GitHubAppKeyFile) {
+		if _, err := github.LoadApp(c.GitHubAppID, c.GitHubAppKeyFile); err != nil {
+			problems = append(problems, "github.private_key_file: "+err.Error())
+		}
+	}
+	if exists(c.OIDCClientSecretFile) {
+		if _, err := oidcClientSecret(*c); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				problems = append(problems, ce.Problems...)
+			}
+		}
+	}
+	if exists(c.CursorSecretFile) {
+		if _, err := loadCursorSecret(*c); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				problems = append(problems, ce.Problems...)
+			}
 		}
 	}
 	return problems

@@ -2,6 +2,10 @@ package server
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"net/netip"
 	"os"
@@ -11,6 +15,17 @@ import (
 	"testing"
 	"time"
 )
+
+// rsaKeyFile writes a fresh RSA private key as PEM, as a GitHub App key
+// file holds it, and returns its path.
+func rsaKeyFile(t *testing.T) string {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, "app.pem", string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})))
+}
 
 // env returns a Getenv over a fixed map.
 func env(m map[string]string) func(string) string {
@@ -149,6 +164,7 @@ func TestLoadPrecedence(t *testing.T) {
 func TestLoadDerivedAndParsed(t *testing.T) {
 	cert := writeFile(t, "cert.pem", "x")
 	key := writeFile(t, "key.pem", "x")
+	appKey := rsaKeyFile(t)
 	cases := []struct {
 		name  string
 		args  []string
@@ -179,8 +195,8 @@ func TestLoadDerivedAndParsed(t *testing.T) {
 				t.Fatal(c.AllowedOrigins)
 			}
 		}},
-		{"GitHub names kept from the seed", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "123", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE": key}, func(t *testing.T, c Config) {
-			if c.GitHubAppID != 123 || c.GitHubAppKeyFile != key {
+		{"GitHub names kept from the seed", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "123", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE": appKey}, func(t *testing.T, c Config) {
+			if c.GitHubAppID != 123 || c.GitHubAppKeyFile != appKey {
 				t.Fatal(c.GitHubAppID, c.GitHubAppKeyFile)
 			}
 		}},
@@ -303,6 +319,20 @@ func TestLoadProblems(t *testing.T) {
 		{"client metadata host with a scheme", "", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_HOSTS": "clients.example, https://x.example"}, []string{"oauth.client_metadata_hosts ("}},
 		{"client metadata host with a wildcard", "", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_HOSTS": "*.example"}, []string{"oauth.client_metadata_hosts ("}},
 		{"client metadata loopback not a bool", "", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_ALLOW_LOOPBACK": "sometimes"}, []string{"oauth.client_metadata_allow_loopback ("}},
+		{"ftp allowed origin", "allowed_origins: [\"ftp://x.example\"]\n", nil, nil, []string{"allowed_origins ("}},
+		{"allowed origin with a path", "", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "https://ok.example, https://gw.example/app"}, []string{"allowed_origins ("}},
+		{"secret files whose content New would refuse", "", nil, map[string]string{
+			"HEYAIRA_GITHUB_APP_ID": "1", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE": "@junk",
+			"AGENT_GATEWAY_OIDC_ISSUER": "https://idp.example", "AGENT_GATEWAY_OIDC_CLIENT_ID": "gw", "AGENT_GATEWAY_OIDC_CLIENT_SECRET_FILE": "@empty",
+			"AGENT_GATEWAY_CURSOR_SECRET_FILE": "@short", "AGENT_GATEWAY_ALLOWED_ORIGINS": "ftp://x.example",
+		}, []string{"github.private_key_file: ", "oidc.client_secret_file: the file is empty", "cursor.secret_file: ", "allowed_origins ("}},
+		{"a secret file that does not exist is reported once", "", nil, map[string]string{
+			"HEYAIRA_GITHUB_APP_ID": "1", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE": "/does/not/exist.pem",
+		}, []string{"github.private_key_file: "}},
+		{"invalid issuer without a client ID", "", nil, map[string]string{"AGENT_GATEWAY_OIDC_ISSUER": "ftp://idp.example"},
+			[]string{"oidc.issuer (AGENT_GATEWAY_OIDC_ISSUER)", "oidc.client_id: required"}},
+		{"invalid issuer, scopes without openid", "", nil, map[string]string{"AGENT_GATEWAY_OIDC_ISSUER": "http://idp.example", "AGENT_GATEWAY_OIDC_CLIENT_ID": "gw", "AGENT_GATEWAY_OIDC_SCOPES": "email"},
+			[]string{"oidc.issuer (AGENT_GATEWAY_OIDC_ISSUER)", "oidc.scopes: must include openid"}},
 		{"bad app id", "", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "abc"}, []string{"github.app_id (HEYAIRA_GITHUB_APP_ID)"}},
 		{"only one TLS file", "", nil, map[string]string{"AGENT_GATEWAY_TLS_KEY_FILE": "/x"}, []string{"tls.cert_file/tls.key_file", "tls.key_file:"}},
 		{"empty data_dir flag", "", []string{"--data-dir", ""}, nil, []string{"data_dir (--data-dir)"}},
@@ -313,7 +343,16 @@ func TestLoadProblems(t *testing.T) {
 			if tc.yaml != "" {
 				args = append([]string{"--config", writeFile(t, "c.yaml", tc.yaml)}, args...)
 			}
-			got := problems(t, args, tc.vars)
+			// "@name" stands for a file of that kind written for the case.
+			contents := map[string]string{"@junk": "not a key\n", "@empty": " \n", "@short": "0123456789\n"}
+			vars := map[string]string{}
+			for k, v := range tc.vars {
+				if c, ok := contents[v]; ok {
+					v = writeFile(t, v[1:], c)
+				}
+				vars[k] = v
+			}
+			got := problems(t, args, vars)
 			if len(got) != len(tc.want) {
 				t.Fatalf("problems %q, want %d", got, len(tc.want))
 			}
@@ -321,6 +360,41 @@ func TestLoadProblems(t *testing.T) {
 				if !slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, w) }) {
 					t.Errorf("no problem starting with %q in %q", w, got)
 				}
+			}
+		})
+	}
+}
+
+// TestParseBrowserOrigin pins what allowed_origins accepts: exactly the
+// Origin a browser sends for an http(s) page.
+func TestParseBrowserOrigin(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"https://gw.example", "https://gw.example", true},
+		{"http://127.0.0.1:3000", "http://127.0.0.1:3000", true},
+		{"HTTPS://GW.Example:8443/", "https://gw.example:8443", true},
+		{"http://[::1]:8080", "http://[::1]:8080", true},
+		{"ftp://x.example", "", false},
+		{"chrome-extension://abc", "", false},
+		{"null", "", false},
+		{"gw.example", "", false},
+		{"https://", "", false},
+		{"https://:443", "", false},
+		{"https://u:p@gw.example", "", false},
+		{"https://gw.example/app", "", false},
+		{"https://gw.example/?", "", false},
+		{"https://gw.example?x=1", "", false},
+		{"https://gw.example#top", "", false},
+		{"https://gw.example:0", "", false},
+		{"https://gw.example:65536", "", false},
+		{"http:gw.example", "", false},
+	} {
+		t.Run(c.in, func(t *testing.T) {
+			got, ok := parseBrowserOrigin(c.in)
+			if got != c.want || ok != c.ok {
+				t.Fatalf("parseBrowserOrigin(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
 			}
 		})
 	}

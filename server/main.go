@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/agent-gateway/agent-gateway/middleware"
@@ -21,24 +24,54 @@ type Stdio struct {
 	Err io.Writer
 }
 
-const usage = `usage: agent-gateway [command] [flags]
+// subcommand is one command of the CLI and its one-line summary, which
+// both the top-level usage and the command's own --help print.
+type subcommand struct{ name, summary string }
 
-commands:
-  serve     run the gateway (default)
-  stdio     serve the Forgejo catalog over stdin/stdout with the process's own credential
-  demo      start an emulated Forgejo with sample data and the real gateway in front of it
-  admin     manage projects, repositories, document sources, grants and tokens in the store
-  diff      read a pull request's whole diff through the gateway and verify every page
-  version   print the version
+// subcommands are the CLI's commands, in the order usage lists them.
+var subcommands = []subcommand{
+	{"serve", "run the gateway (the default command)"},
+	{"demo", "start an emulated Forgejo, GitHub and OpenID provider with sample data and the real gateway in front of them"},
+	{"stdio", "serve the Forgejo catalog over stdin/stdout with the process's own credential"},
+	{"admin", "manage projects, repositories, document sources, grants and tokens in the store"},
+	{"diff", "read a pull request's whole diff through the gateway and verify every page"},
+	{"version", "print the version"},
+	{"help", "print this list"},
+}
 
-Run "agent-gateway <command> -h" for the flags of a command.
-`
+// summaryOf returns a subcommand's one-line summary.
+func summaryOf(name string) string {
+	for _, c := range subcommands {
+		if c.name == name {
+			return c.summary
+		}
+	}
+	return ""
+}
+
+// usage is what `agent-gateway --help` prints.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: agent-gateway [command] [flags]\n\ncommands:\n")
+	for _, c := range subcommands {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nRun \"agent-gateway <command> --help\" for the flags of a command; \"agent-gateway --version\" prints the version.\n")
+	return b.String()
+}
 
 // Main runs one subcommand and returns the process exit code.
 func Main(args []string, std Stdio) int {
 	cmd := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 {
+		switch a := args[0]; {
+		case a == "-h" || a == "-help" || a == "--help":
+			cmd, args = "help", args[1:]
+		case a == "-version" || a == "--version":
+			cmd, args = "version", args[1:]
+		case len(a) > 0 && a[0] != '-':
+			cmd, args = a, args[1:]
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -55,11 +88,11 @@ func Main(args []string, std Stdio) int {
 	case "diff":
 		return runDiff(ctx, args, std)
 	case "version":
-		fmt.Fprintln(std.Out, "agent-gateway", Version)
-	case "help", "-h", "--help":
-		fmt.Fprint(std.Out, usage)
+		err = runVersion(args, std)
+	case "help":
+		fmt.Fprint(std.Out, usage())
 	default:
-		fmt.Fprintf(std.Err, "unknown command %q\n\n%s", cmd, usage)
+		fmt.Fprintf(std.Err, "unknown command %q\n\n%s", cmd, usage())
 		return 2
 	}
 	switch {
@@ -79,6 +112,59 @@ func Main(args []string, std Stdio) int {
 	}
 }
 
+// runVersion is `agent-gateway version`: the version and the Go release
+// the binary was built with.
+func runVersion(args []string, std Stdio) error {
+	fs := newCommandFlags("version")
+	if err := parseCommandFlags(fs, args, std); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &UsageError{Msg: fmt.Sprintf("version: unexpected argument %q", fs.Arg(0))}
+	}
+	fmt.Fprintln(std.Out, "agent-gateway", Version, runtime.Version())
+	return nil
+}
+
+// newCommandFlags is the flag set of one subcommand: its --help names the
+// command and its summary before the flags.
+func newCommandFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("agent-gateway "+name, flag.ContinueOnError)
+	fs.Usage = func() {
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		flags := ""
+		if hasFlags {
+			flags = " [flags]"
+		}
+		fmt.Fprintf(fs.Output(), "usage: agent-gateway %s%s\n\n%s\n", name, flags, summaryOf(name))
+		if hasFlags {
+			fmt.Fprint(fs.Output(), "\nflags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseCommandFlags parses args with fs. Asked for with -h or --help, the
+// usage goes to stdout (it is the answer: flag.ErrHelp, exit 0); a bad
+// flag is a *UsageError holding the error and the usage, which Main
+// prints on stderr with exit 2.
+func parseCommandFlags(fs *flag.FlagSet, args []string, std Stdio) error {
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	defer fs.SetOutput(std.Err)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = std.Out.Write(buf.Bytes())
+		return err
+	case err != nil:
+		return &UsageError{Msg: strings.TrimSuffix(buf.String(), "\n")}
+	}
+	return nil
+}
+
 // newLogger returns the JSON logger at the configured level.
 // maxLoggedValue is the most bytes of any one log value or message; a
 // panic's stack trace is the one longer value the gateway writes, and it
@@ -94,7 +180,7 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 }
 
 func runServe(ctx context.Context, args []string, std Stdio) error {
-	loaded, err := Load(LoadOptions{Args: args, Stderr: std.Err})
+	loaded, err := Load(LoadOptions{Command: "serve", Args: args, Stdout: std.Out, Stderr: std.Err})
 	if err != nil {
 		return err
 	}
@@ -126,6 +212,7 @@ func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gate
 	}
 	stopPurge := g.startOAuthPurge(ctx)
 	defer stopPurge() // before g.Close closes the store
+	g.logUsableEndpoints(log)
 	log.Info("listening", "addr", s.Addr().String(), "public_url", cfg.PublicURL, "version", Version)
 	if announce != nil {
 		announce(s.Addr().String())

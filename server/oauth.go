@@ -141,19 +141,22 @@ func parseIssuer(v string) error {
 	return fmt.Errorf("scheme must be https (or http on a loopback host)")
 }
 
-// validateOIDC checks the oidc.* keys together.
-func (c *Config) validateOIDC() []string {
+// validateOIDC checks the oidc.* keys together. given names the keys the
+// configuration set, including those whose value was refused, so an
+// invalid issuer still requires its client ID in the same report.
+func (c *Config) validateOIDC(given map[string]bool) []string {
 	var problems []string
+	issuer := c.OIDCIssuer != "" || given["oidc.issuer"]
 	switch {
-	case c.OIDCIssuer != "" && c.OIDCClientID == "":
+	case issuer && c.OIDCClientID == "":
 		problems = append(problems, "oidc.client_id: required when oidc.issuer is set")
-	case c.OIDCIssuer == "" && (c.OIDCClientID != "" || c.OIDCClientSecret != "" || c.OIDCClientSecretFile != ""):
+	case !issuer && (c.OIDCClientID != "" || c.OIDCClientSecret != "" || c.OIDCClientSecretFile != ""):
 		problems = append(problems, "oidc.issuer: required when oidc.client_id or a client secret is set")
 	}
 	if c.OIDCClientSecret != "" && c.OIDCClientSecretFile != "" {
 		problems = append(problems, "oidc.client_secret/oidc.client_secret_file: set one, not both")
 	}
-	if c.OIDCIssuer != "" && !slices.Contains(c.OIDCScopes, "openid") {
+	if issuer && !slices.Contains(c.OIDCScopes, "openid") {
 		problems = append(problems, "oidc.scopes: must include openid")
 	}
 	return problems

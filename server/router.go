@@ -96,13 +96,19 @@ func (g *Gateway) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(g.registry, promhttp.HandlerOpts{Registry: g.registry})
 }
 
+// readyz answers ready (200) while what every request needs — the store,
+// and Redis when budgets are shared — answers; an upstream that is not
+// configured leaves the gateway ready, since the other endpoints still
+// serve (the documents endpoint may be all an operator wants), and the
+// body lists each one's state for the operator to see.
 func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
-	if err := g.Ready(r.Context()); err != nil {
+	states, err := g.readiness(r.Context())
+	if err != nil {
 		g.log.Warn("not ready", "error", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, readyzBody{Status: "unavailable", Upstreams: states})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, readyzBody{Status: "ready", Upstreams: states})
 }
 
 // forgejoResourceMetadata is the RFC 9728 metadata of /mcp/forgejo: its

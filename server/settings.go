@@ -180,17 +180,41 @@ var settings = []setting{
 		c.OAuthClientMetadataAllowLoopback = b
 		return nil
 	}},
-	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints", set: func(c *Config, v string) error {
-		c.AllowedOrigins = nil
+	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints, each http(s)://host[:port]", set: func(c *Config, v string) error {
+		var origins, bad []string
 		for _, part := range splitList(v) {
-			u, err := url.Parse(part)
-			if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
-				return fmt.Errorf("%q is not an origin (scheme://host[:port])", part)
+			o, ok := parseBrowserOrigin(part)
+			if !ok {
+				bad = append(bad, strconv.Quote(part))
+				continue
 			}
-			c.AllowedOrigins = append(c.AllowedOrigins, u.Scheme+"://"+u.Host)
+			origins = append(origins, o)
 		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%s: want http(s)://host[:port], what a browser sends as Origin", strings.Join(bad, ", "))
+		}
+		c.AllowedOrigins = origins
 		return nil
 	}},
+}
+
+// parseBrowserOrigin returns s as the Origin a browser sends
+// (scheme://host[:port], scheme and host lower-case) when s is one: http or
+// https, a host, a numeric port if any, nothing else (no user info, path
+// beyond "/", query or fragment). Other schemes never reach the MCP
+// endpoints from a page the gateway should trust.
+func parseBrowserOrigin(s string) (string, bool) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.User != nil ||
+		u.Host == "" || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "", false
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", false
+		}
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host), true
 }
 
 func splitList(v string) []string {

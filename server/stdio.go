@@ -18,7 +18,7 @@ import (
 // configuration"); without one only the anonymous tools are offered. Logs
 // go to stderr: stdout carries the protocol.
 func runStdio(ctx context.Context, args []string, std Stdio) error {
-	loaded, err := Load(LoadOptions{Args: args, Stderr: std.Err})
+	loaded, err := Load(LoadOptions{Command: "stdio", Args: args, Stdout: std.Out, Stderr: std.Err})
 	if err != nil {
 		return err
 	}

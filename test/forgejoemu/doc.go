@@ -48,6 +48,7 @@
 //	POST …/{id}/issues   {triple…, request_key, title, body} → 201 new / 200 replay {grant, submission}
 //	GET  …/{id}/submissions/{request_key}                                   → 200 {grant, submission}
 //	GET  /api/v1/repos/{owner}/{repo}/issues/{index}  → Forgejo's issue object (Issues made by submissions)
+//	POST …/{id}/approve  (emulator only: Core approves in the browser)      → 200 grant
 //
 //	grant      {id, repository {id, owner, name, full_name, html_url},
 //	            agent {id, login}, prepared_by {id, login}, approved_by {id, login}|null,
@@ -65,7 +66,9 @@
 // revoked, "all" means every state. Every route needs a signed-in caller
 // (401). Token scopes: reads need read:repository, receipt and Issue reads
 // also read:issue, confirmation and submission read:repository and
-// write:issue (403 before the route). A repository the caller cannot see
+// write:issue (403 before the route); the emulator's approval needs
+// write:repository and a human with write access who is not the agent
+// (409 otherwise, and for a grant not awaiting_human). A repository the caller cannot see
 // is 404; the agent that no longer collaborates, another user (another
 // bot) or a non-agent POST is 403, though repository administrators may
 // read a grant. Confirmation and submission bodies are strict (unknown

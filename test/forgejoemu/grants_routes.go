@@ -42,6 +42,7 @@ func (e *Emulator) grantRoutes(r chi.Router) {
 	read := e.requireTokenScopes(scopeNeed{categoryRepository, levelRead})
 	readIssue := e.requireTokenScopes(scopeNeed{categoryRepository, levelRead}, scopeNeed{categoryIssue, levelRead})
 	write := e.requireTokenScopes(scopeNeed{categoryRepository, levelRead}, scopeNeed{categoryIssue, levelWrite})
+	approve := e.requireTokenScopes(scopeNeed{categoryRepository, levelWrite})
 	r.Group(func(r chi.Router) {
 		r.Use(e.stockHasNoGrants)
 		r.Use(e.requireSignedIn)
@@ -51,6 +52,8 @@ func (e *Emulator) grantRoutes(r chi.Router) {
 		r.With(write, e.repoAssignment).Post(grantBase+"/issues", e.handleGrantSubmit)
 		r.With(readIssue, e.repoAssignment).Get(grantBase+"/submissions/{key}", e.handleSubmissionGet)
 		r.With(readIssue, e.repoAssignment).Get("/repos/{owner}/{repo}/issues/{index}", e.handleIssueGet)
+		// Not a Core route: the emulator's stand-in for browser approval (grants_approve.go).
+		r.With(approve, e.repoAssignment).Post(grantBase+"/approve", e.handleGrantApprove)
 	})
 }
 

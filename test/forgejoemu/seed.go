@@ -16,6 +16,9 @@ type Demo struct {
 	Reader string
 	// ReaderToken is Reader's token: read:repository and write:issue.
 	ReaderToken string
+	// OwnerToken is Owner's token: write:repository, enough to approve a
+	// grant through the emulator's approval route (grants_approve.go).
+	OwnerToken string
 	// Bot is a bot user (a user like any other) collaborating (write) on
 	// the public repository.
 	Bot string
@@ -141,5 +144,6 @@ func (e *Emulator) seedDemo(d *Demo) error {
 	}
 	d.ReaderToken = e.IssueToken(d.Reader, "read:repository", "write:issue")
 	d.BotToken = e.IssueToken(d.Bot, "read:repository", "write:issue")
+	d.OwnerToken = e.IssueToken(d.Owner, "write:repository")
 	return nil
 }
