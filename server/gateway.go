@@ -88,6 +88,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		g.Close()
 		return nil, err
 	}
+	g.zeroKnownSeries()
 	return g, nil
 }
 

@@ -31,7 +31,9 @@ func (g *Gateway) Handler() http.Handler {
 	r.Use(middleware.AccessLog(g.log))
 	r.Use(middleware.Recover(g.log))
 	// Metrics see every request, including refusals of the MCP chain below.
-	r.Use(middleware.NewMetrics(g.registry, g.knownTool).Handler)
+	metrics := middleware.NewMetrics(g.registry, g.knownTool)
+	zeroPages(metrics)
+	r.Use(metrics.Handler)
 	// The load bounds come after the log and metrics, so every refusal is
 	// logged and counted, and before anything reads a body or calls an
 	// upstream, so a refusal costs almost nothing. Requests in flight are
