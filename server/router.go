@@ -86,6 +86,11 @@ func (g *Gateway) mcpChain(c *catalog.Catalog, auth middleware.AuthOptions, a mi
 	h = middleware.MCPPeek(h)
 	h = middleware.BodyLimit(middleware.MaxBodyBytes)(h)
 	h = middleware.Origin(allowed)(h)
+	if g.tracer != nil {
+		// Outermost: every MCP request is a span, refusals included, and
+		// the upstream and store spans below are its children.
+		h = middleware.Trace(middleware.TraceOptions{Tracer: g.tracer, TrustedParents: g.cfg.TrustedProxies, Known: c.Has})(h)
+	}
 	return h
 }
 
