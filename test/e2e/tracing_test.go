@@ -271,6 +271,11 @@ func TestTracingSpanTree(t *testing.T) {
 		t.Errorf("document call span: trace %s parent %q attributes %v; want a new root", docCall.traceID, docCall.parentID, docCall.attrs)
 	}
 	kids := childrenOf(spans, docCall)
+	for _, want := range []string{"store.LookupAccessToken", "store.GetDocumentSource", "GET /repos/{owner}/{repo}/contents/{path...}"} {
+		if _, ok := findSpan(kids, func(s otlpSpan) bool { return s.name == want }); !ok {
+			t.Errorf("the document read has no %s child", want)
+		}
+	}
 	if _, ok := findSpan(kids, func(s otlpSpan) bool {
 		return strings.HasPrefix(s.name, "store.") && s.attrs["db.system"] == "sqlite" && s.attrs["db.operation.name"] != ""
 	}); !ok {
