@@ -84,7 +84,7 @@ func TestTrace(t *testing.T) {
 			}
 			attrs := map[string]string{}
 			for _, kv := range s.Attributes() {
-				v := kv.Value.Emit()
+				v := kv.Value.String()
 				attrs[string(kv.Key)] = v
 				for _, secret := range []string{"tok-secret", "c-secret", "passwd", "ghp_abc"} {
 					if strings.Contains(v, secret) {

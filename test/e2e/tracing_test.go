@@ -191,7 +191,9 @@ func TestTracingSpanTree(t *testing.T) {
 		t.Fatalf("diff page: %v", out)
 	}
 	var diffCursor string // the demo's pull request may fit in one page
+	calls := 3            // diff pages and document reads
 	if page.NextCursor != nil {
+		calls++
 		diffCursor = *page.NextCursor
 		args["cursor"] = diffCursor
 		if page, out = callDiff(t, fj, args); page == nil {
@@ -212,18 +214,17 @@ func TestTracingSpanTree(t *testing.T) {
 	isCall := func(tool string) func(otlpSpan) bool {
 		return func(s otlpSpan) bool { return s.name == "tools/call "+tool }
 	}
+	// Children end before their parent, so they are in the same batch or
+	// an earlier one: waiting for every call's span is waiting for all.
 	spans := rcv.waitFor(t, func(spans []otlpSpan) bool {
 		n := 0
 		for _, s := range spans {
-			if strings.HasPrefix(s.name, "tools/call ") {
+			if isCall("get_pull_request_diff")(s) || isCall("git_document_get")(s) {
 				n++
 			}
 		}
-		return n >= 3 && len(spans) >= 8
+		return n >= calls
 	})
-	// Let the children of the last calls arrive too (they end before their
-	// parent, so they are in the same or an earlier batch).
-	spans = rcv.waitFor(t, func(spans []otlpSpan) bool { return len(spans) > 0 })
 
 	diffCall, ok := findSpan(spans, isCall("get_pull_request_diff"))
 	if !ok {
