@@ -308,6 +308,9 @@ func TestTracingSpanTree(t *testing.T) {
 		}
 	}
 	for _, s := range spans {
+		if s.attrs["agent_gateway.upstream"] != "" && s.attrs["url.template"] == "other" {
+			t.Errorf("an %s exchange matched no route template (add it to the client's Routes)", s.attrs["agent_gateway.upstream"])
+		}
 		check("span name", s.name)
 		for k, v := range s.attrs {
 			check(s.name+" "+k, v)
