@@ -47,6 +47,13 @@ func NewMetrics(reg prometheus.Registerer, known func(tool string) bool) *Metric
 	return m
 }
 
+// ZeroPages creates a paging tool's page series at zero, so a dashboard
+// shows 0 before its first page rather than no data.
+func (m *Metrics) ZeroPages(tool string) {
+	m.pages.WithLabelValues(tool)
+	m.pageBytes.WithLabelValues(tool)
+}
+
 // Handler counts and times each request once it is done.
 func (m *Metrics) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

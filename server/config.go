@@ -46,9 +46,14 @@ type Config struct {
 	GitHubAppID      int64
 	GitHubAppKeyFile string
 	MetricsListen    string
-	RedisURL         string
-	ReadPerMinute    int
-	WritePerMinute   int
+	// TracingEndpoint is the OTLP/HTTP base URL spans go to (the exporter
+	// appends /v1/traces); nil turns tracing off.
+	TracingEndpoint *url.URL
+	// TracingSampleRatio is the share of new traces sampled, 0..1.
+	TracingSampleRatio float64
+	RedisURL           string
+	ReadPerMinute      int
+	WritePerMinute     int
 	// IPCeilingPerMinute bounds the tool calls one client IP makes with
 	// unverified (passthrough) credentials, whichever it sends.
 	IPCeilingPerMinute int
@@ -111,6 +116,7 @@ func Default() Config {
 		WritePerMinute:       60,
 		IPCeilingPerMinute:   600,
 		CursorTTL:            15 * time.Minute,
+		TracingSampleRatio:   1,
 		OIDCScopes:           defaultOIDCScopes,
 
 		OAuthAuthorizePerMinute:    oauth.DefaultAuthorizationsPerMinute,

@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"io"
+	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -47,7 +49,10 @@ func printConfig(w io.Writer, c *Config) error {
 		{"github.api_origin", origin(c.GitHubAPIOrigin, c.GitHubAPIOrigin == nil)},
 		{"github.io_timeout", c.GitHubIOTimeout.String()},
 		{"github.app_id", fmt.Sprint(c.GitHubAppID)}, {"github.private_key_file", orNone(c.GitHubAppKeyFile)},
-		{"metrics.listen", orNone(c.MetricsListen)}, {"ratelimit.redis_url", set(c.RedisURL)},
+		{"metrics.listen", orNone(c.MetricsListen)},
+		{"tracing.otlp_endpoint", orNone(urlString(c.TracingEndpoint))},
+		{"tracing.sample_ratio", strconv.FormatFloat(c.TracingSampleRatio, 'g', -1, 64)},
+		{"ratelimit.redis_url", set(c.RedisURL)},
 		{"ratelimit.read_per_minute", fmt.Sprint(c.ReadPerMinute)}, {"ratelimit.write_per_minute", fmt.Sprint(c.WritePerMinute)},
 		{"ratelimit.ip_ceiling_per_minute", fmt.Sprint(c.IPCeilingPerMinute)},
 		{"cursor.secret_file", orNone(c.CursorSecretFile)}, {"cursor.ttl", c.CursorTTL.String()},
@@ -70,4 +75,12 @@ func printConfig(w io.Writer, c *Config) error {
 		fmt.Fprintf(w, "  %-28s %s\n", l[0], l[1])
 	}
 	return nil
+}
+
+// urlString is u as text, "" for nil.
+func urlString(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return u.String()
 }

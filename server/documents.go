@@ -46,6 +46,9 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if g.tracer != nil {
+		st = store.Traced(st, g.tracer, storeSystem(g.cfg.DatabaseURL))
+	}
 	g.store = st
 	g.closers = append(g.closers, st.Close)
 	g.ready = append(g.ready, readinessCheck{name: "store", check: st.Ping})
@@ -106,6 +109,8 @@ func (g *Gateway) githubFiles() (githubReader, error) {
 	g.githubApp = app != nil
 	up := upstream.New(upstream.Config{
 		Name: "github", Origin: g.cfg.GitHubAPIOrigin, IOTimeout: g.cfg.GitHubIOTimeout, Observer: g.metrics,
+		// GitHub is a third party: it never learns the gateway's trace IDs.
+		Tracing: g.upstreamTracing(github.Routes, false),
 	})
 	installs := github.NewInstallations(up, app)
 	installs.Observe(func(event string) { g.domain.installTokens.WithLabelValues(event).Inc() })

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/forgejotools"
@@ -44,6 +45,8 @@ type Gateway struct {
 	documentsAuth middleware.Authenticator
 	oauth         *oauth.Server
 	oauthMetrics  *oauthMetrics
+	// tracer is nil with tracing off (tracing.otlp_endpoint unset).
+	tracer trace.Tracer
 }
 
 type readinessCheck struct {
@@ -66,9 +69,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	}, []string{"catalog", "budget"})
 	g.registry.MustRegister(g.budgetRejections)
 	g.bounds = newLoadBounds(cfg, g.registry)
+	g.tracer = g.startTracing()
 	if cfg.ForgejoOrigin != nil {
+		// Forgejo is the operator's own forge: it gets the traceparent, so
+		// its spans join the call's trace.
 		g.forgejo = forgejo.New(upstream.New(upstream.Config{
 			Name: "forgejo", Origin: cfg.ForgejoOrigin, IOTimeout: cfg.ForgejoIOTimeout, Observer: g.metrics,
+			Tracing: g.upstreamTracing(forgejo.Routes, true),
 		}))
 		g.forgejo.ObserveEvidence(g.domain.evidence)
 	}
@@ -87,6 +94,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		g.Close()
 		return nil, err
 	}
+	g.zeroKnownSeries()
 	return g, nil
 }
 

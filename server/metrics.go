@@ -49,6 +49,13 @@ func (m *upstreamMetrics) ObserveUpstream(name, method string, status int, kind 
 	m.duration.WithLabelValues(name).Observe(elapsed.Seconds())
 }
 
+// zero creates an upstream's usual series (GET, 2xx, no failure) and its
+// latency histogram at zero (zeroKnownSeries).
+func (m *upstreamMetrics) zero(name string) {
+	m.requests.WithLabelValues(name, "GET", "2xx", "none")
+	m.duration.WithLabelValues(name)
+}
+
 // buildInfo is the constant agent_gateway_build_info{version, go_version} 1.
 func buildInfo() prometheus.Collector {
 	goVersion := "unknown"

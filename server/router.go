@@ -32,7 +32,9 @@ func (g *Gateway) Handler() http.Handler {
 	r.Use(middleware.AccessLog(g.log))
 	r.Use(middleware.Recover(g.log))
 	// Metrics see every request, including refusals of the MCP chain below.
-	r.Use(middleware.NewMetrics(g.registry, g.knownTool).Handler)
+	metrics := middleware.NewMetrics(g.registry, g.knownTool)
+	zeroPages(metrics)
+	r.Use(metrics.Handler)
 	// The load bounds come after the log and metrics, so every refusal is
 	// logged and counted, and before anything reads a body or calls an
 	// upstream, so a refusal costs almost nothing. Requests in flight are
@@ -88,6 +90,11 @@ func (g *Gateway) mcpChain(c *catalog.Catalog, auth middleware.AuthOptions, a mi
 	h = middleware.MCPPeek(h)
 	h = middleware.BodyLimit(middleware.MaxBodyBytes)(h)
 	h = middleware.Origin(allowed)(h)
+	if g.tracer != nil {
+		// Outermost: every MCP request is a span, refusals included, and
+		// the upstream and store spans below are its children.
+		h = middleware.Trace(middleware.TraceOptions{Tracer: g.tracer, TrustedParents: g.cfg.TrustedProxies, Known: c.Has})(h)
+	}
 	return h
 }
 

@@ -108,6 +108,30 @@ var settings = []setting{
 		c.MetricsListen = v
 		return nil
 	}},
+	{key: "tracing.otlp_endpoint", help: "OTLP/HTTP base URL of the trace collector, as OTEL_EXPORTER_OTLP_ENDPOINT (the gateway appends /v1/traces; https, or http on loopback); empty turns tracing off", set: func(c *Config, v string) error {
+		if v == "" {
+			c.TracingEndpoint = nil
+			return nil
+		}
+		u, err := url.Parse(v)
+		if err != nil || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("want an http(s) base URL without query or fragment")
+		}
+		origin, err := upstream.ParseOrigin(u.Scheme + "://" + u.Host)
+		if err != nil || u.User != nil {
+			return fmt.Errorf("want an http(s) base URL: https, or http on a loopback host, no userinfo")
+		}
+		c.TracingEndpoint = &url.URL{Scheme: origin.Scheme, Host: origin.Host, Path: strings.TrimRight(u.Path, "/")}
+		return nil
+	}},
+	{key: "tracing.sample_ratio", help: "share of new traces sampled, 0 to 1 (a trusted proxy's traceparent decides for its own traces)", set: func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			return fmt.Errorf("want a number from 0 to 1")
+		}
+		c.TracingSampleRatio = f
+		return nil
+	}},
 	{key: "ratelimit.redis_url", help: "redis://… to share rate budgets between replicas; empty for in-memory", set: func(c *Config, v string) error {
 		if v != "" && !strings.HasPrefix(v, "redis://") && !strings.HasPrefix(v, "rediss://") {
 			return fmt.Errorf("want redis:// or rediss://")

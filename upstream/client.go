@@ -26,6 +26,9 @@ type Config struct {
 	Observer Observer
 	// Transport overrides the base transport (tests only).
 	Transport http.RoundTripper
+	// Tracing, if set, makes each exchange a span (tracing.otlp_endpoint);
+	// nil adds nothing to the exchange.
+	Tracing *Tracing
 }
 
 // Observer receives one call per finished exchange, for metrics.
@@ -67,6 +70,9 @@ func New(cfg Config) *Client {
 			DisableCompression:     true, // we ask for identity and refuse anything else
 			MaxResponseHeaderBytes: 64 << 10,
 		}
+	}
+	if cfg.Tracing != nil {
+		base = newTracingTransport(base, cfg.Name, cfg.Tracing)
 	}
 	return &Client{
 		name:      cfg.Name,

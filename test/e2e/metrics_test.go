@@ -77,13 +77,17 @@ func TestMetricsCatalogue(t *testing.T) {
 		`agent_gateway_evidence_entities_total{result="verified"} 1`,
 		`agent_gateway_github_installation_tokens_total{event="minted"} 1`,
 		`agent_gateway_github_installation_tokens_total{event="cache_hit"} 1`,
-		`agent_gateway_budget_rejections_total{budget="read",catalog="agent-gateway-forgejo"}`,
 		`outcome="not_found"`,
 		`agent_gateway_oauth_refusals_total{endpoint="register",reason="rate_limited"} 1`,
 	} {
 		if !strings.Contains(exposition, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	// Budget series exist at 0 from the start: the spent budget must have
+	// moved this one.
+	if n := metricValue(t, exposition, "agent_gateway_budget_rejections_total", `budget="read",catalog="agent-gateway-forgejo"`); n < 1 {
+		t.Errorf("agent_gateway_budget_rejections_total for the spent read budget is %v", n)
 	}
 	// Bounded labels: no owner, repository, path, source, project or token
 	// in any label value.

@@ -39,12 +39,16 @@ func TestOperatorEndpoints(t *testing.T) {
 	code, body := get(t, st.gw.URL+"/metrics")
 	for _, want := range []string{
 		`agent_gateway_http_requests_total{outcome="ok",route="/mcp/forgejo",status="200",tool="get_repository"}`,
-		`agent_gateway_upstream_requests_total{failure="none",method="GET",status_class="2xx",upstream="forgejo"}`,
 		`agent_gateway_build_info{`,
 	} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Fatalf("/metrics lacks %s:\n%s", want, body)
 		}
+	}
+	// The series exists at 0 from the start (zeroKnownSeries): the call
+	// must have moved it.
+	if n := metricValue(t, body, "agent_gateway_upstream_requests_total", `failure="none",method="GET",status_class="2xx",upstream="forgejo"`); n < 1 {
+		t.Fatalf("agent_gateway_upstream_requests_total for a Forgejo GET 2xx is %v after a call", n)
 	}
 	code, body = get(t, st.gw.URL+"/")
 	for _, want := range append([]string{"/mcp/forgejo"}, anonymousTools...) {

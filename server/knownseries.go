@@ -1,0 +1,62 @@
+package server
+
+import "github.com/agent-gateway/agent-gateway/middleware"
+
+// pagingTools are the tools that serve pages (agent_gateway_pages_served_total
+// and agent_gateway_page_bytes_total by tool, docs/metrics.md).
+var pagingTools = []string{"get_pull_request_diff", "git_document_get"}
+
+// oauthRefusalSeries are the endpoint/reason pairs the authorization server
+// can refuse with (handlers/oauth limits.go and login.go).
+var oauthRefusalSeries = [][2]string{
+	{"register", "rate_limited"},
+	{"authorize", "rate_limited"},
+	{"authorize", "oversized_parameter"},
+	{"authorize", "repeated_parameter"},
+	{"authorize", "invalid_redirect_uri"},
+	{"authorize", "unsupported_response_mode"},
+}
+
+// zeroKnownSeries creates every series whose labels are known at start, at
+// zero, as Prometheus recommends: a counter that has not moved yet still
+// shows on the dashboard (configs/grafana) as 0 instead of "no data", and
+// rate() sees its first increment. Label sets that depend on traffic
+// (routes, statuses, outcomes) appear with their first request.
+func (g *Gateway) zeroKnownSeries() {
+	for _, c := range []string{g.forgejoC.Name, g.documentsC.Name} {
+		for _, budget := range []string{"read", "write"} {
+			g.budgetRejections.WithLabelValues(c, budget)
+		}
+	}
+	// The IP ceiling guards unverified Forgejo bearers only.
+	g.budgetRejections.WithLabelValues(g.forgejoC.Name, "ip_ceiling")
+	for _, event := range []string{"cache_hit", "minted", "mint_failed"} {
+		g.domain.installTokens.WithLabelValues(event)
+	}
+	g.domain.evidenceEntities.WithLabelValues("verified")
+	// Each configured origin's usual exchange (a GET answered 2xx).
+	if g.forgejo != nil {
+		g.metrics.zero("forgejo")
+	}
+	if g.cfg.GitHubAPIOrigin != nil {
+		g.metrics.zero("github")
+	}
+	if g.oauthMetrics != nil {
+		for _, s := range oauthRefusalSeries {
+			g.oauthMetrics.refusals.WithLabelValues(s[0], s[1])
+		}
+		for _, outcome := range []string{"purged", "skipped", "failed"} {
+			g.oauthMetrics.purgeRuns.WithLabelValues(outcome)
+		}
+		for _, table := range purgeTables {
+			g.oauthMetrics.purgedRows.WithLabelValues(table)
+		}
+	}
+}
+
+// zeroPages creates the per-tool page series at zero.
+func zeroPages(m *middleware.Metrics) {
+	for _, tool := range pagingTools {
+		m.ZeroPages(tool)
+	}
+}
