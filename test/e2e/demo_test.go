@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"bufio"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
@@ -17,32 +13,6 @@ import (
 // verified diff page with the printed Forgejo token, and the runtime
 // document with the printed gateway token.
 func TestDemo(t *testing.T) {
-	addr := gatewaytest.FreeAddr(t)
-	cmd := exec.Command(gatewaytest.DemoBinary(t), "demo", "--listen", addr)
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncWriter
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		if strings.Contains(stderr.String(), "WARNING: DATA RACE") {
-			t.Errorf("data race in the demo:\n%s", stderr.String())
-		}
-	})
-
 	printed := map[string]string{}
 	patterns := map[string]*regexp.Regexp{
 		"forgejo":   regexp.MustCompile(`Forgejo endpoint\s+(\S+)`),
@@ -51,34 +21,20 @@ func TestDemo(t *testing.T) {
 		"token":     regexp.MustCompile(`a gateway token\s+(\S+)`),
 		"source":    regexp.MustCompile(`= source (\S+)`),
 	}
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	deadline := time.After(90 * time.Second)
-	for len(printed) < len(patterns) {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("demo exited early; printed %v\n%s", printed, stderr.String())
+	banner := startDemoBanner(t, gatewaytest.FreeAddr(t))
+	for _, line := range banner {
+		for k, re := range patterns {
+			if _, seen := printed[k]; seen {
+				continue // the first mention is the one that names it
 			}
-			for k, re := range patterns {
-				if m := re.FindStringSubmatch(line); m != nil {
-					printed[k] = m[1]
-				}
+			if m := re.FindStringSubmatch(line); m != nil {
+				printed[k] = m[1]
 			}
-		case <-deadline:
-			t.Fatalf("demo printed only %v\n%s", printed, stderr.String())
 		}
 	}
-	go func() {
-		for range lines { // keep draining so the demo never blocks on stdout
-		}
-	}()
+	if len(printed) < len(patterns) {
+		t.Fatalf("demo printed only %v\n%s", printed, strings.Join(banner, "\n"))
+	}
 
 	fj := gatewaytest.ConnectURL(t, printed["forgejo"], "")
 	if got := toolNames(t, fj); strings.Join(got, ",") != strings.Join(anonymousTools, ",") {

@@ -27,11 +27,11 @@ var demoWalkTools = []string{
 	"workflow_dispatch", "workflow_get",
 }
 
-// startDemoBanner runs the demo binary and returns every line it prints up
-// to "Stop with Ctrl-C.".
-func startDemoBanner(t *testing.T) []string {
+// startDemoBanner runs the demo binary listening on addr and returns every
+// line it prints up to "Stop with Ctrl-C."; the demo stops (and is checked
+// for data races) when the test ends.
+func startDemoBanner(t *testing.T, addr string) []string {
 	t.Helper()
-	addr := gatewaytest.FreeAddr(t)
 	cmd := exec.Command(gatewaytest.DemoBinary(t), "demo", "--listen", addr)
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	stdout, err := cmd.StdoutPipe()
@@ -113,7 +113,7 @@ func bannerCommands(banner []string) []string {
 // The tools called are exactly the 16, in the walk-through's order.
 func TestDemoWalkThrough(t *testing.T) {
 	bin := gatewaytest.DemoBinary(t)
-	banner := startDemoBanner(t)
+	banner := startDemoBanner(t, gatewaytest.FreeAddr(t))
 	text := strings.Join(banner, "\n")
 	for _, never := range []string{"notes", "private"} {
 		if strings.Contains(text, never) {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -349,57 +348,21 @@ func afterFirstDiffPage(t *testing.T, gateway string, moved func()) string {
 // real binary in place of `go run .`) into pr1.diff, the clone at the
 // merge base and `git apply --check` — in a scratch directory.
 func TestDemoDiffCommand(t *testing.T) {
-	bin := gatewaytest.Binary(t)
+	bin := gatewaytest.DemoBinary(t)
 	addr := gatewaytest.FreeAddr(t)
-	cmd := exec.Command(bin, "demo", "--listen", addr)
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncWriter
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-	})
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
 	var script []string
-	deadline := time.After(90 * time.Second)
-	for len(script) < 4 {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("demo exited early\n%s", stderr.String())
-			}
-			line = strings.TrimSpace(line)
-			if len(script) > 0 || strings.HasPrefix(line, "export AGENT_GATEWAY_TOKEN=") {
-				script = append(script, line)
-			}
-		case <-deadline:
-			t.Fatalf("demo printed no diff commands\n%s", stderr.String())
+	for _, line := range startDemoBanner(t, addr) {
+		line = strings.TrimSpace(line)
+		if len(script) > 0 || strings.HasPrefix(line, "export AGENT_GATEWAY_TOKEN=") {
+			script = append(script, line)
+		}
+		if len(script) == 4 {
+			break
 		}
 	}
-	go func() {
-		for range lines {
-		}
-	}()
+	if len(script) < 4 {
+		t.Fatalf("the demo printed no diff commands: %q", script)
+	}
 	if !strings.HasPrefix(script[1], "go run . diff --endpoint http://"+addr+"/mcp/forgejo demo/gateway#1 > pr1.diff") ||
 		!strings.Contains(script[3], "apply --check ../pr1.diff") {
 		t.Fatalf("the banner's commands changed:\n%s", strings.Join(script, "\n"))
