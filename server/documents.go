@@ -16,7 +16,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/documents"
 	"github.com/agent-gateway/agent-gateway/handlers/instructions"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream"

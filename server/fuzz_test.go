@@ -13,7 +13,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/documents"
 	"github.com/agent-gateway/agent-gateway/handlers/instructions"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/test/fuzzseed"
 )
 

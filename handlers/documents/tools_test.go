@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // EnvelopeLimit is the most bytes the complete JSON-RPC response to one

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
 )

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 

@@ -11,6 +11,9 @@
 // LoneSurrogate, which json.Valid does not refuse); Check relies on that and reads only string bounds, brackets,
 // commas and numbers: in an object the string right after '{' or ',' is a
 // member name.
+//
+// It lives in internal/ because every layer uses it: the middleware's peek,
+// the handlers' argument decoding and the upstream clients' answers.
 package strictjson
 
 import (
