@@ -178,3 +178,12 @@ func fitsFloat64(num []byte) bool {
 	_, err := strconv.ParseFloat(string(num), 64)
 	return err == nil
 }
+
+// ASCIILower is Options.FoldASCII for a Fold of strings.ToLower: it lowers
+// A-Z and leaves every other byte.
+func ASCIILower(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}

@@ -206,34 +206,11 @@ func (c *Client) SubmitAgentWorkProposal(ctx context.Context, cred upstream.Cred
 // a stable error: native statuses keep their meaning, the rest is
 // upstream_malformed or a transport code.
 func (c *Client) authedGet(ctx context.Context, cred upstream.Credential, query url.Values, segments ...string) (http.Header, []byte, error) {
-	req, err := c.up.NewRequest(ctx, http.MethodGet, query, nil, segments...)
+	a, err := c.up.Exchange(ctx, c.exchange(cred, query, segments))
 	if err != nil {
-		return nil, nil, TransportError(err)
+		return nil, nil, answerError(err, true)
 	}
-	req.Header.Set("Accept", "application/json")
-	cred.Apply(req)
-	resp, err := c.up.Do(req)
-	if err != nil {
-		return nil, nil, TransportError(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound && notJSON(resp.Header) {
-		return nil, nil, forgeUnsupported(ExtensionWorkGrants, resp.StatusCode)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, nil, StatusError(resp.StatusCode)
-	}
-	if !IsJSON(resp.Header.Get("Content-Type")) {
-		return nil, nil, malformed("a non-JSON media type")
-	}
-	body, err := upstream.ReadBounded(resp.Body, MaxJSONBody)
-	if err != nil {
-		return nil, nil, TransportError(err)
-	}
-	if err := checkNativeJSON(body); err != nil {
-		return nil, nil, toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's answer was refused: %s", err.Error())
-	}
-	return resp.Header, bytes.TrimSpace(body), nil
+	return a.Header, a.Body, nil
 }
 
 // definiteStatuses are the native refusals that prove nothing was
@@ -256,45 +233,38 @@ func (c *Client) postOnce(ctx context.Context, cred upstream.Credential, payload
 	if err := enc.Encode(payload); err != nil {
 		return 0, nil, toolerr.Wrap(err, toolerr.Internal, "the request could not be encoded")
 	}
-	req, err := c.up.NewRequest(ctx, http.MethodPost, nil, bytes.NewReader(buf.Bytes()), segments...)
-	if err != nil {
-		return 0, nil, TransportError(err) // not sent
+	x := c.exchange(cred, nil, segments)
+	x.Method, x.Payload, x.Success = http.MethodPost, buf.Bytes(), success
+	a, err := c.up.Exchange(ctx, x)
+	if err == nil {
+		return a.Status, a.Body, nil
 	}
-	req.GetBody = nil
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Content-Type", "application/json")
-	cred.Apply(req)
-	resp, err := c.up.Do(req)
-	if err != nil {
-		var ue *upstream.Error
-		if errors.As(err, &ue) && ue.Kind == upstream.KindRequest {
-			return 0, nil, TransportError(err) // refused before sending
-		}
-		return 0, nil, uncertain(writeFailure(err), statusOf(err), err)
-	}
-	defer resp.Body.Close()
-	status := resp.StatusCode
+	var se *upstream.StatusError
+	var ae *upstream.AnswerError
 	switch {
-	case status == http.StatusNotFound && notJSON(resp.Header):
-		// A stock forge has no such route: nothing was committed.
-		return 0, nil, forgeUnsupported(ExtensionWorkGrants, status)
-	case slices.Contains(success, status):
-	case slices.Contains(definiteStatuses, status):
-		return 0, nil, StatusError(status)
-	default:
-		return 0, nil, uncertain(fmt.Sprintf("Forgejo answered with the unexpected status %d", status), status, nil)
+	case errors.As(err, &se):
+		switch {
+		case se.Status == http.StatusNotFound && notJSON(se.Header):
+			// A stock forge has no such route: nothing was committed.
+			return 0, nil, forgeUnsupported(ExtensionWorkGrants, se.Status)
+		case slices.Contains(definiteStatuses, se.Status):
+			return 0, nil, StatusError(se.Status)
+		}
+		return 0, nil, uncertain(fmt.Sprintf("Forgejo answered with the unexpected status %d", se.Status), se.Status, nil)
+	case errors.As(err, &ae):
+		switch ae.Stage {
+		case upstream.StageMediaType:
+			return 0, nil, uncertain("Forgejo's answer had a non-JSON media type", ae.Status, nil)
+		case upstream.StageCheck:
+			return 0, nil, uncertain("Forgejo's answer was refused: "+ae.Err.Error(), ae.Status, ae.Err)
+		}
+		return 0, nil, uncertain("Forgejo's answer was cut off or over its size bound", ae.Status, ae.Err)
 	}
-	if !IsJSON(resp.Header.Get("Content-Type")) {
-		return 0, nil, uncertain("Forgejo's answer had a non-JSON media type", status, nil)
+	var ue *upstream.Error
+	if errors.As(err, &ue) && ue.Kind == upstream.KindRequest {
+		return 0, nil, TransportError(err) // refused before sending
 	}
-	body, err := upstream.ReadBounded(resp.Body, MaxJSONBody)
-	if err != nil {
-		return 0, nil, uncertain("Forgejo's answer was cut off or over its size bound", status, err)
-	}
-	if err := checkNativeJSON(body); err != nil {
-		return 0, nil, uncertain("Forgejo's answer was refused: "+err.Error(), status, err)
-	}
-	return status, bytes.TrimSpace(body), nil
+	return 0, nil, uncertain(writeFailure(err), statusOf(err), err)
 }
 
 // writeFailure describes a transport failure of a write without any
