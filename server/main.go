@@ -12,7 +12,23 @@ import (
 	"syscall"
 
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/server/admin"
+	"github.com/agent-gateway/agent-gateway/store"
 )
+
+// UsageError is a command line refused before anything runs (the admin
+// CLI's); Main exits 2 on it.
+type UsageError = admin.UsageError
+
+// openConfiguredStore is admin's OpenStore: the configuration Load reads
+// from those arguments and the environment, and the store it names.
+func openConfiguredStore(ctx context.Context, loadArgs []string, stderr io.Writer) (store.Store, error) {
+	loaded, err := Load(LoadOptions{Args: loadArgs, Stderr: stderr})
+	if err != nil {
+		return nil, err
+	}
+	return openStore(ctx, loaded.Config)
+}
 
 // Stdio are the process's standard streams.
 type Stdio struct {
@@ -51,7 +67,7 @@ func Main(args []string, std Stdio) int {
 	case "demo":
 		err = runDemo(ctx, args, std)
 	case "admin":
-		err = runAdmin(ctx, args, std)
+		err = admin.Run(ctx, args, std.Out, std.Err, openConfiguredStore)
 	case "diff":
 		return runDiff(ctx, args, std)
 	case "version":

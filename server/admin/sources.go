@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -91,35 +91,6 @@ func adminAddDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) e
 	}
 }
 
-func adminListDocumentSources(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	all := fs.Bool("include-revoked", false, "include revoked sources")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project}); err != nil {
-			return err
-		}
-		if _, err := a.project(ctx, *project); err != nil {
-			return err
-		}
-		ss, err := a.st.ListDocumentSources(ctx, *project, *all)
-		if err != nil {
-			return err
-		}
-		return a.printList(records(ss, sourceFields))
-	}
-}
+var adminListDocumentSources = listCommand(byProject, "sources", store.Store.ListDocumentSources, sourceFields)
 
-func adminRevokeDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	id := fs.String("source-id", "", "source ID (src_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project, "source-id": id}); err != nil {
-			return err
-		}
-		s, err := a.st.RevokeDocumentSource(ctx, *project, *id)
-		if err != nil {
-			return err
-		}
-		return a.print(sourceFields(s)...)
-	}
-}
+var adminRevokeDocumentSource = revokeCommand(byProject, "source-id", "source ID (src_…)", store.Store.RevokeDocumentSource, sourceFields)

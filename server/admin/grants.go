@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func adminIssueLegacyToken(fs *flag.FlagSet) func(context.Context, *adminRun) er
 		if _, err := a.project(ctx, *project); err != nil {
 			return err
 		}
-		t, err := a.st.IssueLegacyToken(ctx, *project, splitList(*perms))
+		t, err := a.st.IssueLegacyToken(ctx, *project, commaList(*perms))
 		if err != nil {
 			return err
 		}
@@ -124,34 +124,9 @@ func adminIssueAccessToken(fs *flag.FlagSet) func(context.Context, *adminRun) er
 	}
 }
 
-func adminListGrants(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	all := fs.Bool("include-revoked", false, "include revoked grants")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project}); err != nil {
-			return err
-		}
-		if _, err := a.project(ctx, *project); err != nil {
-			return err
-		}
-		gs, err := a.st.ListGrants(ctx, *project, *all)
-		if err != nil {
-			return err
-		}
-		return a.printList(records(gs, grantFields))
-	}
-}
+var adminListGrants = listCommand(byProject, "grants", store.Store.ListGrants, grantFields)
 
-func adminRevokeGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	grant := fs.String("grant-id", "", "grant ID (grt_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"grant-id": grant}); err != nil {
-			return err
-		}
-		g, err := a.st.RevokeGrant(ctx, *grant)
-		if err != nil {
-			return err
-		}
-		return a.print(grantFields(g)...)
-	}
-}
+var adminRevokeGrant = revokeCommand(scope{}, "grant-id", "grant ID (grt_…)",
+	func(st store.Store, ctx context.Context, _, id string) (store.Grant, error) {
+		return st.RevokeGrant(ctx, id)
+	}, grantFields)

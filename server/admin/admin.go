@@ -1,4 +1,8 @@
-package server
+// Package admin is the `agent-gateway admin` command line: the only
+// writer of the allowlist, grants and tokens (seed 002). It runs once per
+// invocation against the store the gateway uses, never at request time, so
+// it lives apart from the server's wiring and the request handlers.
+package admin
 
 import (
 	"context"
@@ -70,10 +74,16 @@ func adminUsage() string {
 	return b.String()
 }
 
-// runAdmin runs one admin command against the configured store.
-func runAdmin(ctx context.Context, args []string, std Stdio) error {
+// OpenStore opens the store the gateway is configured with, given the
+// --config and --data-dir arguments the command line named (the server
+// package's loader; admin does not import it, which imports admin).
+type OpenStore func(ctx context.Context, loadArgs []string, stderr io.Writer) (store.Store, error)
+
+// Run runs one admin command against the configured store, writing its
+// result to out and flag errors to errOut.
+func Run(ctx context.Context, args []string, out, errOut io.Writer, open OpenStore) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(std.Out, adminUsage())
+		fmt.Fprint(out, adminUsage())
 		if len(args) == 0 {
 			return &UsageError{Msg: "admin: name a command"}
 		}
@@ -89,7 +99,7 @@ func runAdmin(ctx context.Context, args []string, std Stdio) error {
 		return &UsageError{Msg: fmt.Sprintf("admin: unknown command %q\n\n%s", args[0], adminUsage())}
 	}
 	fs := flag.NewFlagSet("agent-gateway admin "+cmd.name, flag.ContinueOnError)
-	fs.SetOutput(std.Err)
+	fs.SetOutput(errOut)
 	configFile := fs.String("config", "", "YAML configuration file (for database.url and data_dir)")
 	dataDir := fs.String("data-dir", "", "data directory (data_dir)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -110,16 +120,12 @@ func runAdmin(ctx context.Context, args []string, std Stdio) error {
 	if *dataDir != "" {
 		loadArgs = append(loadArgs, "--data-dir", *dataDir)
 	}
-	loaded, err := Load(LoadOptions{Args: loadArgs, Stderr: std.Err})
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, loaded.Config)
+	st, err := open(ctx, loadArgs, errOut)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := action(ctx, &adminRun{st: st, out: std.Out, json: *asJSON}); err != nil {
+	if err := action(ctx, &adminRun{st: st, out: out, json: *asJSON}); err != nil {
 		var ue *UsageError
 		if errors.As(err, &ue) {
 			return &UsageError{Msg: "admin " + cmd.name + ": " + ue.Msg}

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -73,20 +73,7 @@ func adminLinkAccountRepository(fs *flag.FlagSet) func(context.Context, *adminRu
 	}
 }
 
-func adminRevokeAccountRepository(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	account := fs.String("account-id", "", "account ID (acc_…)")
-	id := fs.String("repository-id", "", "account repository ID (arp_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"account-id": account, "repository-id": id}); err != nil {
-			return err
-		}
-		r, err := a.st.RevokeAccountRepository(ctx, *account, *id)
-		if err != nil {
-			return err
-		}
-		return a.print(accountRepositoryFields(r)...)
-	}
-}
+var adminRevokeAccountRepository = revokeCommand(byAccount, "repository-id", "account repository ID (arp_…)", store.Store.RevokeAccountRepository, accountRepositoryFields)
 
 func instructionSourceFields(s store.InstructionSource) []field {
 	return []field{
@@ -152,38 +139,9 @@ func adminAddInstructionSource(fs *flag.FlagSet) func(context.Context, *adminRun
 	}
 }
 
-func adminListInstructionSources(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	account := fs.String("account-id", "", "account ID (acc_…)")
-	all := fs.Bool("include-revoked", false, "include revoked sources")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"account-id": account}); err != nil {
-			return err
-		}
-		if _, err := a.account(ctx, *account); err != nil {
-			return err
-		}
-		ss, err := a.st.ListInstructionSources(ctx, *account, *all)
-		if err != nil {
-			return err
-		}
-		return a.printList(records(ss, instructionSourceFields))
-	}
-}
+var adminListInstructionSources = listCommand(byAccount, "sources", store.Store.ListInstructionSources, instructionSourceFields)
 
-func adminRevokeInstructionSource(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	account := fs.String("account-id", "", "account ID (acc_…)")
-	id := fs.String("source-id", "", "instruction source ID (ins_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"account-id": account, "source-id": id}); err != nil {
-			return err
-		}
-		s, err := a.st.RevokeInstructionSource(ctx, *account, *id)
-		if err != nil {
-			return err
-		}
-		return a.print(instructionSourceFields(s)...)
-	}
-}
+var adminRevokeInstructionSource = revokeCommand(byAccount, "source-id", "instruction source ID (ins_…)", store.Store.RevokeInstructionSource, instructionSourceFields)
 
 // accountLayerFields prints an account's whole core/mode configuration.
 func (a *adminRun) accountLayerFields(accountID string, ls []store.AccountLayer) []field {
@@ -334,7 +292,7 @@ func adminSetProfileLayer(fs *flag.FlagSet) func(context.Context, *adminRun) err
 		if err := store.ValidateProfileLayer(*layer); err != nil {
 			return err
 		}
-		ids := splitList(*sources)
+		ids := commaList(*sources)
 		if (len(ids) == 0) == !*unset {
 			return &UsageError{Msg: "give --source-id or --clear"}
 		}
