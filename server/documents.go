@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/documents"
 	"github.com/agent-gateway/agent-gateway/handlers/instructions"
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream"
@@ -69,8 +69,8 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 
 // documentsCatalog is the catalog served at /mcp/documents: the document
 // tools (DESIGN §6) and the instruction catalog (DESIGN §7).
-func documentsCatalog(o documents.Options, io instructions.Options) *catalog.Catalog {
-	return catalog.New("agent-gateway-documents", Version,
+func documentsCatalog(o documents.Options, io instructions.Options) *toolset.Toolset {
+	return toolset.New("agent-gateway-documents", Version,
 		"Read the project's allowlisted GitHub documents, pinned to commits. Start with runtime_bootstrap_get, "+
 			"then read a source with git_document_get and follow next_cursor until it is absent. "+
 			"Agent instructions: list profiles with catalog_profiles_list, dispatch one with workflow_dispatch, "+

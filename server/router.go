@@ -7,9 +7,9 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/handlers/site"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/web"
 )
@@ -71,7 +71,7 @@ func (g *Gateway) Handler() http.Handler {
 }
 
 // mcpChain stacks the MCP-specific middleware in front of a catalog.
-func (g *Gateway) mcpChain(c *catalog.Catalog, auth middleware.AuthOptions, a middleware.Authenticator) http.Handler {
+func (g *Gateway) mcpChain(c *toolset.Toolset, auth middleware.AuthOptions, a middleware.Authenticator) http.Handler {
 	allowed := append([]string{g.cfg.PublicOrigin()}, g.cfg.AllowedOrigins...)
 	budgets := middleware.NewBudgets(c, g.budgetOptions(c.Name))
 	h := c.HTTPHandler(g.log)

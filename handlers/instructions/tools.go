@@ -22,7 +22,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
@@ -57,7 +57,7 @@ type Options struct {
 	GitHub GitHub
 }
 
-// Every catalog tool acts within the caller's project (catalog.ProjectGrant)
+// Every catalog tool acts within the caller's project (toolset.ProjectGrant)
 // for an OAuth grant holding its scope; the catalog admits only such callers.
 var (
 	readPolicy     = middleware.ToolPolicy{Scopes: []string{ScopeRead}}
@@ -76,36 +76,36 @@ type workflowArgs struct {
 }
 
 // Tools returns the four catalog tools.
-func Tools(o Options) []catalog.Tool {
-	return []catalog.Tool{
-		catalog.Typed(catalog.Tool{
+func Tools(o Options) []toolset.Tool {
+	return []toolset.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "catalog_profiles_list", Title: "List catalog profiles",
 			Description: "List the instruction profiles the authenticated project can dispatch: each profile's mode and " +
 				"the configured source of every layer in assembly order (core, mode, role responsibilities, methodology, " +
 				"role instructions, soul, skills), and catalog.layers_missing for account core/mode not configured. Reads no document.",
-			Policy: readPolicy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true,
+			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true,
 		}, func(ctx context.Context, _ listArgs) (any, error) { return o.list(ctx) }),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "catalog_profile_get", Title: "Assemble a catalog profile",
 			Description: "Assemble one profile as a dispatch would, without storing it: every layer is read now (tracking " +
 				"branches resolved to their head) and described by SHA-256, bytes, characters, est_tokens and provenance. " +
 				"No text is returned; fails like workflow_dispatch would (unreadable source, revoked source, over the 60 KiB budget).",
-			Policy: readPolicy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.profile),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "workflow_dispatch", Title: "Dispatch a workflow from a profile",
 			Description: "Assemble a profile and store the result as a frozen workflow: the resolved commit, SHA-256 and size " +
 				"of every layer, so a replay reads the same bytes. Returns the workflow with each layer's text and the assembled " +
 				"instructions. Missing account core/mode is reported in catalog.layers_missing; any configured source that " +
 				"cannot be read fails the dispatch.",
-			Policy: dispatchPolicy, Needs: catalog.ProjectGrant, OpenWorld: true,
+			Policy: dispatchPolicy, Needs: toolset.ProjectGrant, OpenWorld: true,
 		}, o.dispatch),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "workflow_get", Title: "Get a dispatched workflow",
 			Description: "The compact view of a workflow of the authenticated project: profile, mode, layer metadata and " +
 				"catalog.layers_missing, no text. With replay: true every layer is re-read at its frozen commit, verified " +
 				"against its SHA-256, and returned with the assembled instructions.",
-			Policy: readPolicy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.workflow),
 	}
 }

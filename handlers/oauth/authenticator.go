@@ -17,7 +17,7 @@ import (
 // grant or token stops working at once.
 type storeAuthenticator struct {
 	store interface {
-		LookupAccessToken(ctx context.Context, secret string) (store.Principal, error)
+		LookupAccessToken(ctx context.Context, secret string) (store.AccessGrant, error)
 		LookupLegacyToken(ctx context.Context, secret string) (store.LegacyToken, error)
 	}
 	log interface {
@@ -28,7 +28,7 @@ type storeAuthenticator struct {
 // NewStoreAuthenticator returns the authenticator of /mcp/documents over
 // st, logging store failures (never the token) to log.
 func NewStoreAuthenticator(st interface {
-	LookupAccessToken(ctx context.Context, secret string) (store.Principal, error)
+	LookupAccessToken(ctx context.Context, secret string) (store.AccessGrant, error)
 	LookupLegacyToken(ctx context.Context, secret string) (store.LegacyToken, error)
 }, log interface{ Warn(msg string, args ...any) }) middleware.Authenticator {
 	return storeAuthenticator{store: st, log: log}

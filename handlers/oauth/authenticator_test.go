@@ -14,14 +14,14 @@ import (
 
 type fakeTokens struct{ err error }
 
-func (f fakeTokens) LookupAccessToken(_ context.Context, secret string) (store.Principal, error) {
+func (f fakeTokens) LookupAccessToken(_ context.Context, secret string) (store.AccessGrant, error) {
 	if f.err != nil {
-		return store.Principal{}, f.err
+		return store.AccessGrant{}, f.err
 	}
 	if secret != "agw_at_good" {
-		return store.Principal{}, fmt.Errorf("%w: access token", store.ErrNotFound)
+		return store.AccessGrant{}, fmt.Errorf("%w: access token", store.ErrNotFound)
 	}
-	return store.Principal{GrantID: "grt_1", ProjectID: "prj_1", Subject: "alice", Scopes: []string{"documents:read"}}, nil
+	return store.AccessGrant{GrantID: "grt_1", ProjectID: "prj_1", Subject: "alice", Scopes: []string{"documents:read"}}, nil
 }
 
 func (f fakeTokens) LookupLegacyToken(_ context.Context, secret string) (store.LegacyToken, error) {

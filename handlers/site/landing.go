@@ -4,19 +4,19 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/web"
 )
 
 // Landing renders / from the live catalogs, so the page never lists a tool
 // the gateway does not serve.
-func Landing(version, publicURL string, forgejoC, documentsC *catalog.Catalog) http.HandlerFunc {
+func Landing(version, publicURL string, forgejoC, documentsC *toolset.Toolset) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		landing(w, version, publicURL, forgejoC, documentsC)
 	}
 }
 
-func landing(w http.ResponseWriter, version, publicURL string, forgejoC, documentsC *catalog.Catalog) {
+func landing(w http.ResponseWriter, version, publicURL string, forgejoC, documentsC *toolset.Toolset) {
 	data := web.Landing{
 		Version:   version,
 		PublicURL: publicURL,
@@ -39,7 +39,7 @@ func landing(w http.ResponseWriter, version, publicURL string, forgejoC, documen
 	web.Render(w, http.StatusOK, "landing.html", data)
 }
 
-func catalogView(path, auth string, c *catalog.Catalog) web.CatalogView {
+func catalogView(path, auth string, c *toolset.Toolset) web.CatalogView {
 	v := web.CatalogView{Path: path, Auth: auth}
 	for _, t := range c.Tools() {
 		access := "authenticated"
