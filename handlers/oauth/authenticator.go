@@ -16,21 +16,24 @@ import (
 // every document tool. The lookup runs on every request, so a revoked
 // grant or token stops working at once.
 type storeAuthenticator struct {
-	store interface {
-		LookupAccessToken(ctx context.Context, secret string) (store.AccessGrant, error)
-		LookupLegacyToken(ctx context.Context, secret string) (store.LegacyToken, error)
-	}
-	log interface {
-		Warn(msg string, args ...any)
-	}
+	store TokenLookup
+	log   Warner
+}
+
+// TokenLookup is the part of the store a bearer is resolved against.
+type TokenLookup interface {
+	LookupAccessToken(ctx context.Context, secret string) (store.AccessGrant, error)
+	LookupLegacyToken(ctx context.Context, secret string) (store.LegacyToken, error)
+}
+
+// Warner is where a failed lookup is logged (a *slog.Logger).
+type Warner interface {
+	Warn(msg string, args ...any)
 }
 
 // NewStoreAuthenticator returns the authenticator of /mcp/documents over
 // st, logging store failures (never the token) to log.
-func NewStoreAuthenticator(st interface {
-	LookupAccessToken(ctx context.Context, secret string) (store.AccessGrant, error)
-	LookupLegacyToken(ctx context.Context, secret string) (store.LegacyToken, error)
-}, log interface{ Warn(msg string, args ...any) }) middleware.Authenticator {
+func NewStoreAuthenticator(st TokenLookup, log Warner) middleware.Authenticator {
 	return storeAuthenticator{store: st, log: log}
 }
 

@@ -93,8 +93,7 @@ func adminAddInstructionSource(fs *flag.FlagSet) func(context.Context, *adminRun
 	repo := fs.String("github-repository", "", "GitHub repository name of a repository linked to the account")
 	role := fs.String("document-role", store.RoleInstruction, "document role; only instruction is accepted")
 	path := fs.String("path", "", "repository path under docs/agents/, e.g. docs/agents/core.md")
-	commit := fs.String("commit-sha", "", "the full 40-character commit SHA to pin")
-	track := fs.String("track", "", "a branch to track instead of a commit (resolved at every dispatch)")
+	pin := pinFlags(fs, "resolved at every dispatch")
 	return func(ctx context.Context, a *adminRun) error {
 		if err := required(map[string]*string{"account-id": account, "github-owner": owner, "github-repository": repo, "path": path}); err != nil {
 			return err
@@ -102,20 +101,9 @@ func adminAddInstructionSource(fs *flag.FlagSet) func(context.Context, *adminRun
 		if *role != store.RoleInstruction {
 			return &UsageError{Msg: fmt.Sprintf("--document-role %q: account sources have role %s only", *role, store.RoleInstruction)}
 		}
-		sha := strings.ToLower(*commit)
-		switch {
-		case sha != "" && *track != "":
-			return &UsageError{Msg: "give --commit-sha or --track, not both"}
-		case sha == "" && *track == "":
-			return &UsageError{Msg: "give --commit-sha <40-character SHA> or --track <branch>"}
-		case sha != "":
-			if err := store.ValidateCommitSHA(sha); err != nil {
-				return err
-			}
-		default:
-			if err := store.ValidateBranch(*track); err != nil {
-				return err
-			}
+		sha, track, err := pin.resolve()
+		if err != nil {
+			return err
 		}
 		if err := store.ValidateInstructionPath(*path); err != nil {
 			return err
@@ -130,7 +118,7 @@ func adminAddInstructionSource(fs *flag.FlagSet) func(context.Context, *adminRun
 			return err
 		}
 		s, err := a.st.AddInstructionSource(ctx, store.NewInstructionSource{
-			AccountID: *account, RepositoryID: r.ID, Path: *path, CommitSHA: sha, TrackingRef: *track,
+			AccountID: *account, RepositoryID: r.ID, Path: *path, CommitSHA: sha, TrackingRef: track,
 		})
 		if err != nil {
 			return err

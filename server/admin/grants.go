@@ -32,20 +32,10 @@ func adminIssueLegacyToken(fs *flag.FlagSet) func(context.Context, *adminRun) er
 	}
 }
 
-func adminRevokeLegacyToken(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	id := fs.String("token-id", "", "token ID (ltk_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project, "token-id": id}); err != nil {
-			return err
-		}
-		t, err := a.st.RevokeLegacyToken(ctx, *project, *id)
-		if err != nil {
-			return err
-		}
-		return a.print(field{"token_id", t.ID}, field{"project_id", t.ProjectID}, field{"permissions", t.Permissions}, field{"revoked_at", t.RevokedAt})
-	}
-}
+var adminRevokeLegacyToken = revokeCommand(byProject, "token-id", "token ID (ltk_…)", store.Store.RevokeLegacyToken,
+	func(t store.LegacyToken) []field {
+		return []field{{"token_id", t.ID}, {"project_id", t.ProjectID}, {"permissions", t.Permissions}, {"revoked_at", t.RevokedAt}}
+	})
 
 // knownScopes are the scopes the gateway itself checks; others are stored
 // (a grant is a consent record) but give no access here.

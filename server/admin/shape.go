@@ -90,3 +90,32 @@ func commaList(v string) []string {
 	}
 	return parts
 }
+
+// pin is a source's --commit-sha or --track: one of the two, checked.
+type pin struct{ commit, track *string }
+
+// pinFlags declares --commit-sha and --track; trackWhen says when a
+// tracked branch is resolved.
+func pinFlags(fs *flag.FlagSet, trackWhen string) pin {
+	return pin{
+		commit: fs.String("commit-sha", "", "the full 40-character commit SHA to pin"),
+		track:  fs.String("track", "", "a branch to track instead of a commit ("+trackWhen+")"),
+	}
+}
+
+// resolve returns the lowercased commit or the branch, refusing both,
+// neither, or either one malformed.
+func (p pin) resolve() (sha, track string, err error) {
+	sha, track = strings.ToLower(*p.commit), *p.track
+	switch {
+	case sha != "" && track != "":
+		return "", "", &UsageError{Msg: "give --commit-sha or --track, not both"}
+	case sha == "" && track == "":
+		return "", "", &UsageError{Msg: "give --commit-sha <40-character SHA> or --track <branch>"}
+	case sha != "":
+		err = store.ValidateCommitSHA(sha)
+	default:
+		err = store.ValidateBranch(track)
+	}
+	return sha, track, err
+}

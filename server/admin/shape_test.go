@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"strings"
 	"testing"
@@ -106,6 +107,38 @@ func TestCommaList(t *testing.T) {
 			got := commaList(tc.in)
 			if strings.Join(got, "|") != strings.Join(tc.want, "|") || (got == nil) != (tc.want == nil) {
 				t.Fatalf("commaList(%q) = %#v, want %#v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPinResolve(t *testing.T) {
+	sha := strings.Repeat("ab", 20)
+	for _, tc := range []struct {
+		name, commit, track string
+		wantSHA, wantTrack  string
+		usage, bad          bool
+	}{
+		{"commit, lowercased", strings.ToUpper(sha), "", sha, "", false, false},
+		{"branch", "", "release/1", "", "release/1", false, false},
+		{"both", sha, "main", "", "", true, false},
+		{"neither", "", "", "", "", true, false},
+		{"short commit", sha[:7], "", "", "", false, true},
+		{"bad branch", "", "a//b", "", "", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("x", flag.ContinueOnError)
+			p := pinFlags(fs, "now")
+			if err := fs.Parse([]string{"--commit-sha", tc.commit, "--track", tc.track}); err != nil {
+				t.Fatal(err)
+			}
+			sha, track, err := p.resolve()
+			var ue *UsageError
+			switch {
+			case tc.usage && !errors.As(err, &ue), tc.bad && (err == nil || errors.As(err, &ue)):
+				t.Fatalf("err = %v, want usage=%v bad=%v", err, tc.usage, tc.bad)
+			case !tc.usage && !tc.bad && (err != nil || sha != tc.wantSHA || track != tc.wantTrack):
+				t.Fatalf("resolve = %q, %q, %v", sha, track, err)
 			}
 		})
 	}

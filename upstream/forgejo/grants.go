@@ -141,18 +141,10 @@ func (c *Client) GetAgentWorkSubmission(ctx context.Context, cred upstream.Crede
 // human (or already active, for an identical earlier confirmation).
 func (c *Client) ConfirmAgentWorkGrant(ctx context.Context, cred upstream.Credential, owner, repo string, id int64, p Proposal) (*GrantResult, error) {
 	payload := map[string]any{"proposal_schema": p.Schema, "proposal_version": p.Version, "proposal_digest": p.Digest}
-	uncertain := func(reason string, status int, cause error) error {
-		e := toolerr.Wrap(cause, toolerr.DeliveryUncertain,
-			"the confirmation may or may not have been recorded (%s); it was sent once and is not retried. "+
-				"Read the grant with get_agent_work_grant (same owner, repo and grant_id) before deciding whether "+
-				"the identical confirmation is still needed", reason).
-			With("readback", map[string]any{"tool": "get_agent_work_grant",
-				"arguments": map[string]any{"owner": owner, "repo": repo, "grant_id": id}})
-		if status != 0 {
-			e = e.With("native_status", status)
-		}
-		return e
-	}
+	uncertain := deliveryUncertain("the confirmation may or may not have been recorded (%s); it was sent once and is not retried. "+
+		"Read the grant with get_agent_work_grant (same owner, repo and grant_id) before deciding whether "+
+		"the identical confirmation is still needed",
+		"get_agent_work_grant", map[string]any{"owner": owner, "repo": repo, "grant_id": id})
 	status, body, err := c.postOnce(ctx, cred, payload, []int{http.StatusOK}, uncertain, grantSegments(owner, repo, id, "confirm")...)
 	if err != nil {
 		return nil, err
@@ -177,18 +169,10 @@ func (c *Client) SubmitAgentWorkProposal(ctx context.Context, cred upstream.Cred
 		"proposal_schema": s.Schema, "proposal_version": s.Version, "proposal_digest": s.Digest,
 		"request_key": s.RequestKey, "title": s.Title, "body": s.Body,
 	}
-	uncertain := func(reason string, status int, cause error) error {
-		e := toolerr.Wrap(cause, toolerr.DeliveryUncertain,
-			"the submission may or may not have been committed (%s); it was sent once and is not retried. "+
-				"Do not infer failure, do not generate a new request_key and do not submit again automatically: "+
-				"read back with get_agent_work_submission using the same owner, repo, grant_id and request_key", reason).
-			With("readback", map[string]any{"tool": "get_agent_work_submission",
-				"arguments": map[string]any{"owner": owner, "repo": repo, "grant_id": id, "request_key": s.RequestKey}})
-		if status != 0 {
-			e = e.With("native_status", status)
-		}
-		return e
-	}
+	uncertain := deliveryUncertain("the submission may or may not have been committed (%s); it was sent once and is not retried. "+
+		"Do not infer failure, do not generate a new request_key and do not submit again automatically: "+
+		"read back with get_agent_work_submission using the same owner, repo, grant_id and request_key",
+		"get_agent_work_submission", map[string]any{"owner": owner, "repo": repo, "grant_id": id, "request_key": s.RequestKey})
 	status, body, err := c.postOnce(ctx, cred, payload, []int{http.StatusCreated, http.StatusOK}, uncertain, grantSegments(owner, repo, id, "issues")...)
 	if err != nil {
 		return nil, err
@@ -265,6 +249,20 @@ func (c *Client) postOnce(ctx context.Context, cred upstream.Credential, payload
 		return 0, nil, TransportError(err) // refused before sending
 	}
 	return 0, nil, uncertain(writeFailure(err), statusOf(err), err)
+}
+
+// deliveryUncertain is the delivery_uncertain error of one write: message
+// (its %s is the reason) and the read-back call that settles the outcome,
+// with the native status when an answer came.
+func deliveryUncertain(message, tool string, arguments map[string]any) func(reason string, status int, cause error) error {
+	return func(reason string, status int, cause error) error {
+		e := toolerr.Wrap(cause, toolerr.DeliveryUncertain, message, reason).
+			With("readback", map[string]any{"tool": tool, "arguments": arguments})
+		if status != 0 {
+			e = e.With("native_status", status)
+		}
+		return e
+	}
 }
 
 // writeFailure describes a transport failure of a write without any
