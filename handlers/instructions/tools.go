@@ -250,16 +250,32 @@ type Repository struct {
 	Name  string `json:"name"`
 }
 
-// ConfiguredLayer is a layer as configured, before anything is read.
-type ConfiguredLayer struct {
+// LayerSource is where a layer comes from: the members every layer view
+// opens with, in this order.
+type LayerSource struct {
 	Layer       string     `json:"layer"`
 	Position    int        `json:"position"`
 	SourceID    string     `json:"source_id"`
 	SourceScope string     `json:"source_scope"`
 	Repository  Repository `json:"repository"`
 	Path        string     `json:"path"`
-	// Provenance is commit:<sha> or tracking:<branch>.
+	// Provenance is commit:<sha> for a pinned source, tracking:<branch>
+	// for a tracking one.
 	Provenance string `json:"provenance"`
+}
+
+// layerSource describes one planned or frozen layer's source.
+func layerSource(layer string, position int, src store.CatalogSource) LayerSource {
+	return LayerSource{
+		Layer: layer, Position: position, SourceID: src.ID, SourceScope: src.Scope,
+		Repository: Repository{Owner: src.Owner, Name: src.Name}, Path: src.Path,
+		Provenance: provenance(src),
+	}
+}
+
+// ConfiguredLayer is a layer as configured, before anything is read.
+type ConfiguredLayer struct {
+	LayerSource
 	// Active is false when the source or its repository link is revoked:
 	// dispatch then fails with source_revoked.
 	Active bool `json:"active"`
@@ -268,22 +284,15 @@ type ConfiguredLayer struct {
 // Layer is one assembled or frozen layer. Text is present only in full
 // views (dispatch, replay).
 type Layer struct {
-	Layer       string     `json:"layer"`
-	Position    int        `json:"position"`
-	SourceID    string     `json:"source_id"`
-	SourceScope string     `json:"source_scope"`
-	Repository  Repository `json:"repository"`
-	Path        string     `json:"path"`
-	// Provenance is commit:<sha> for a pinned source, tracking:<branch> for
-	// a tracking one; CommitSHA is the commit read (the branch head it
-	// resolved to, for a tracking source).
-	Provenance string  `json:"provenance"`
-	CommitSHA  string  `json:"commit_sha"`
-	SHA256     string  `json:"sha256"`
-	Bytes      int     `json:"bytes"`
-	Chars      int     `json:"chars"`
-	EstTokens  int     `json:"est_tokens"`
-	Text       *string `json:"text,omitempty"`
+	LayerSource
+	// CommitSHA is the commit read (the branch head it resolved to, for a
+	// tracking source).
+	CommitSHA string  `json:"commit_sha"`
+	SHA256    string  `json:"sha256"`
+	Bytes     int     `json:"bytes"`
+	Chars     int     `json:"chars"`
+	EstTokens int     `json:"est_tokens"`
+	Text      *string `json:"text,omitempty"`
 }
 
 // AssembledProfile is the result of catalog_profile_get.
@@ -345,11 +354,7 @@ func provenance(s store.CatalogSource) string {
 }
 
 func configured(l store.PlanLayer) ConfiguredLayer {
-	return ConfiguredLayer{
-		Layer: l.Layer, Position: l.Position, SourceID: l.Source.ID, SourceScope: l.Source.Scope,
-		Repository: Repository{Owner: l.Source.Owner, Name: l.Source.Name}, Path: l.Source.Path,
-		Provenance: provenance(l.Source), Active: l.Source.Active(),
-	}
+	return ConfiguredLayer{LayerSource: layerSource(l.Layer, l.Position, l.Source), Active: l.Source.Active()}
 }
 
 func summary(m []string, layers []store.FrozenLayer) Summary {
@@ -366,9 +371,7 @@ func layerViews(layers []store.FrozenLayer, texts []string) []Layer {
 	out := make([]Layer, 0, len(layers))
 	for i, l := range layers {
 		v := Layer{
-			Layer: l.Layer, Position: l.Position, SourceID: l.Source.ID, SourceScope: l.Source.Scope,
-			Repository: Repository{Owner: l.Source.Owner, Name: l.Source.Name}, Path: l.Source.Path,
-			Provenance: provenance(l.Source), CommitSHA: l.CommitSHA,
+			LayerSource: layerSource(l.Layer, l.Position, l.Source), CommitSHA: l.CommitSHA,
 			SHA256: l.SHA256, Bytes: l.Bytes, Chars: l.Chars, EstTokens: EstTokens(l.Chars),
 		}
 		if texts != nil {
