@@ -161,12 +161,14 @@ func (c *Client) Exchange(ctx context.Context, x Exchange) (*Answer, error) {
 		}
 		return nil, se
 	}
-	if x.IsJSON == nil || !x.IsJSON(resp.Header.Get("Content-Type")) {
-		return nil, &AnswerError{Stage: StageMediaType, Status: resp.StatusCode}
-	}
+	// A declared length over the bound is refused before anything else
+	// about the answer is looked at.
 	if x.RefuseDeclared && resp.ContentLength > x.MaxBody {
 		return nil, &AnswerError{Stage: StageBody, Status: resp.StatusCode,
 			Err: &Error{Kind: KindTooLarge, Status: resp.StatusCode, Reason: "the declared length is over the bound"}}
+	}
+	if x.IsJSON == nil || !x.IsJSON(resp.Header.Get("Content-Type")) {
+		return nil, &AnswerError{Stage: StageMediaType, Status: resp.StatusCode}
 	}
 	b, err := ReadBounded(resp.Body, x.MaxBody)
 	if err != nil {

@@ -41,6 +41,9 @@ func TestExchange(t *testing.T) {
 		case "/big":
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `"`+strings.Repeat("b", 64)+`"`)
+		case "/bightml":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, strings.Repeat("h", 64))
 		case "/bad":
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"a":"x"}`)
@@ -109,6 +112,7 @@ func TestExchange(t *testing.T) {
 		{"media type", with(func(x *Exchange) { x.Segments = []string{"html"} }), wantStage(StageMediaType, 0)},
 		{"over MaxBody", with(func(x *Exchange) { x.Segments = []string{"big"} }), wantStage(StageBody, KindTooLarge)},
 		{"declared over MaxBody", with(func(x *Exchange) { x.Segments, x.RefuseDeclared = []string{"big"}, true }), wantStage(StageBody, KindTooLarge)},
+		{"declared over MaxBody before the media type", with(func(x *Exchange) { x.Segments, x.RefuseDeclared = []string{"bightml"}, true }), wantStage(StageBody, KindTooLarge)},
 		{"check refuses", with(func(x *Exchange) { x.Segments, x.Check = []string{"bad"}, refuseBad }), wantStage(StageCheck, 0)},
 		{"bad path segment is never sent", with(func(x *Exchange) { x.Segments = []string{".."} }),
 			func(t *testing.T, err error) { wantKind(t, err, KindRequest) }},
