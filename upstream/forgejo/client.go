@@ -120,28 +120,9 @@ func StatusError(status int) *toolerr.Error {
 	return e.With("native_status", status)
 }
 
+// transportCodes is Forgejo's table of transport failures.
+var transportCodes = upstream.TransportCodes{Name: "Forgejo", Unavailable: toolerr.UpstreamUnavailable,
+	Timeout: toolerr.UpstreamTimeout, Framing: toolerr.UpstreamMalformed, TooLarge: toolerr.UpstreamMalformed}
+
 // TransportError maps a strict-transport failure to a Forgejo tool code.
-func TransportError(err error) *toolerr.Error {
-	var te *toolerr.Error
-	if errors.As(err, &te) {
-		return te
-	}
-	var ue *upstream.Error
-	if !errors.As(err, &ue) {
-		return toolerr.Wrap(err, toolerr.UpstreamUnavailable, "Forgejo could not be reached")
-	}
-	switch ue.Kind {
-	case upstream.KindTimeout:
-		return toolerr.Wrap(err, toolerr.UpstreamTimeout, "Forgejo made no progress within the I/O timeout")
-	case upstream.KindRedirect:
-		return toolerr.Wrap(err, toolerr.RedirectRefused, "Forgejo answered with a redirect, which is never followed").With("native_status", ue.Status)
-	case upstream.KindFraming:
-		return toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's response framing was refused: %s", ue.Reason)
-	case upstream.KindTooLarge:
-		return toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's response exceeded its size bound")
-	case upstream.KindRequest:
-		return toolerr.Wrap(err, toolerr.InvalidArguments, "the request could not be formed: %s", ue.Reason)
-	default:
-		return toolerr.Wrap(err, toolerr.UpstreamUnavailable, "Forgejo could not be reached")
-	}
-}
+func TransportError(err error) *toolerr.Error { return transportCodes.Error(err) }
