@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // Authenticator turns a bearer into a Principal. It returns ErrInvalidToken

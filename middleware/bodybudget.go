@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // BodyBudgetOptions configure NewBodyBudget.

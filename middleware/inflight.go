@@ -3,7 +3,7 @@ package middleware
 import (
 	"net/http"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // InFlightOptions configure NewInFlight.

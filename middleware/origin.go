@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // Origin refuses browser requests whose Origin header is not one of the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-chi/httprate"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // Budgets are the per-caller request budgets: one for reads (every MCP

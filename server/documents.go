@@ -7,17 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/documents"
 	"github.com/agent-gateway/agent-gateway/handlers/instructions"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
-	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/github"
@@ -67,14 +66,14 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 	}
 	g.documentsC = documentsCatalog(documents.Options{Sources: st, Files: files, Cursors: cursors},
 		instructions.Options{Store: st, GitHub: files})
-	g.documentsAuth = storeAuthenticator{store: st, log: g.log}
+	g.documentsAuth = oauth.NewStoreAuthenticator(st, g.log)
 	return nil
 }
 
 // documentsCatalog is the catalog served at /mcp/documents: the document
 // tools (DESIGN §6) and the instruction catalog (DESIGN §7).
-func documentsCatalog(o documents.Options, io instructions.Options) *catalog.Catalog {
-	return catalog.New("agent-gateway-documents", Version,
+func documentsCatalog(o documents.Options, io instructions.Options) *toolset.Toolset {
+	return toolset.New("agent-gateway-documents", Version,
 		"Read the project's allowlisted GitHub documents, pinned to commits. Start with runtime_bootstrap_get, "+
 			"then read a source with git_document_get and follow next_cursor until it is absent. "+
 			"Agent instructions: list profiles with catalog_profiles_list, dispatch one with workflow_dispatch, "+
@@ -184,72 +183,4 @@ func loadCursorSecret(cfg Config) ([]byte, error) {
 		return nil, fmt.Errorf("data_dir: %w", err)
 	}
 	return read("data_dir", path)
-}
-
-// storeAuthenticator resolves the bearers of /mcp/documents against the
-// store: gateway-issued access tokens (agw_at_…) become OAuth grant
-// principals with the grant's scopes; legacy project tokens (agw_lt_…)
-// become principals with no scope at all, so the scope gate refuses them
-// every document tool. The lookup runs on every request, so a revoked
-// grant or token stops working at once.
-type storeAuthenticator struct {
-	store interface {
-		LookupAccessToken(ctx context.Context, secret string) (store.Principal, error)
-		LookupLegacyToken(ctx context.Context, secret string) (store.LegacyToken, error)
-	}
-	log interface {
-		Warn(msg string, args ...any)
-	}
-}
-
-// Authenticate implements middleware.Authenticator.
-func (a storeAuthenticator) Authenticate(ctx context.Context, bearer string) (*middleware.Principal, error) {
-	switch {
-	case strings.HasPrefix(bearer, store.AccessTokenPrefix):
-		p, err := a.store.LookupAccessToken(ctx, bearer)
-		if err != nil {
-			return nil, a.refuse(err)
-		}
-		return &middleware.Principal{
-			Kind: middleware.OAuthGrant, Key: "grant:" + p.GrantID,
-			Scopes: p.Scopes, ScopesKnown: true,
-			ProjectID: p.ProjectID, Subject: p.Subject, GrantID: p.GrantID,
-		}, nil
-	case strings.HasPrefix(bearer, store.LegacyTokenPrefix):
-		t, err := a.store.LookupLegacyToken(ctx, bearer)
-		if err != nil {
-			return nil, a.refuse(err)
-		}
-		// Legacy tokens keep only their memory/task permissions: no scope.
-		return &middleware.Principal{
-			Kind: middleware.LegacyProjectToken, Key: "legacy:" + t.ID,
-			ScopesKnown: true, ProjectID: t.ProjectID,
-		}, nil
-	}
-	return nil, middleware.ErrInvalidToken
-}
-
-// refuse turns a lookup failure into ErrInvalidToken; a store failure
-// (not a missing token) is logged, without the token, and still refused.
-func (a storeAuthenticator) refuse(err error) error {
-	if !errors.Is(err, store.ErrNotFound) {
-		a.log.Warn("token lookup failed; refusing the request", "error", err.Error())
-	}
-	return middleware.ErrInvalidToken
-}
-
-// documentsResourceMetadata is the RFC 9728 metadata of /mcp/documents:
-// its authorization server is this gateway (DESIGN §3). Without an
-// identity provider (oidc.issuer) that server's own metadata answers that
-// it is not configured, so a client learns why it cannot authorize, and
-// tokens come from the admin CLI alone.
-func (g *Gateway) documentsResourceMetadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"resource":                 g.cfg.PublicURL + "/mcp/documents",
-		"authorization_servers":    []string{g.cfg.PublicURL},
-		"bearer_methods_supported": []string{"header"},
-		"scopes_supported":         g.oauth.ScopesSupported(),
-		"resource_name":            "agent-gateway project documents",
-		"resource_documentation":   g.cfg.PublicURL + "/",
-	})
 }

@@ -10,10 +10,10 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/documents"
 	"github.com/agent-gateway/agent-gateway/handlers/instructions"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/test/fuzzseed"
 )
 
@@ -22,13 +22,13 @@ import (
 // upstream_unconfigured (Forgejo) or insufficient_scope (documents, no
 // principal) before touching anything. A catalog added to the gateway
 // belongs here too.
-func fuzzTools() []catalog.Tool {
+func fuzzTools() []toolset.Tool {
 	return append(forgejoCatalog(nil).Tools(), documentsCatalog(documents.Options{}, instructions.Options{}).Tools()...)
 }
 
 // toolSeeds are the committed corpus of FuzzToolArguments: for every tool,
 // valid arguments and the hostile shapes of the hostile-caller tests.
-func toolSeeds(tools []catalog.Tool) []fuzzseed.Seed {
+func toolSeeds(tools []toolset.Tool) []fuzzseed.Seed {
 	digest := strings.Repeat("a", 64)
 	valid := map[string]string{
 		"search_repositories":        `{"q":"gate","page":2}`,

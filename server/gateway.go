@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/forgejotools"
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream"
@@ -29,7 +29,7 @@ type Gateway struct {
 	metrics  *upstreamMetrics
 	domain   *domainMetrics
 	forgejo  *forgejo.Client
-	forgejoC *catalog.Catalog
+	forgejoC *toolset.Toolset
 	redis    redis.UniversalClient // nil: budgets in memory
 	// budgetRejections counts 429s by endpoint catalog and budget.
 	budgetRejections *prometheus.CounterVec
@@ -41,7 +41,7 @@ type Gateway struct {
 	closers   []func() error
 
 	store         store.Store
-	documentsC    *catalog.Catalog
+	documentsC    *toolset.Toolset
 	documentsAuth middleware.Authenticator
 	oauth         *oauth.Server
 	oauthMetrics  *oauthMetrics
@@ -99,14 +99,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 }
 
 // forgejoCatalog is the catalog served at /mcp/forgejo and over stdio.
-func forgejoCatalog(c *forgejo.Client) *catalog.Catalog {
+func forgejoCatalog(c *forgejo.Client) *toolset.Toolset {
 	impl := mcp.Implementation{Name: "agent-gateway-forgejo", Version: Version}
-	return catalog.New(impl.Name, impl.Version,
+	return toolset.New(impl.Name, impl.Version,
 		"Read a Forgejo forge: search repositories, read repositories and pull requests, "+
 			"read verified pull request diff pages, and propose work through agent work grants. "+
 			"Without a bearer token only the public read tools are offered.",
 		slices.Concat(forgejotools.AnonymousTools(c),
-			[]catalog.Tool{forgejotools.PullRequestDiffTool(c, impl)},
+			[]toolset.Tool{forgejotools.PullRequestDiffTool(c, impl)},
 			forgejotools.GrantTools(c))...)
 }
 

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -15,7 +14,23 @@ import (
 	"syscall"
 
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/server/admin"
+	"github.com/agent-gateway/agent-gateway/store"
 )
+
+// UsageError is a command line refused before anything runs (the admin
+// CLI's); Main exits 2 on it.
+type UsageError = admin.UsageError
+
+// openConfiguredStore is admin's OpenStore: the configuration Load reads
+// from those arguments and the environment, and the store it names.
+func openConfiguredStore(ctx context.Context, loadArgs []string, stderr io.Writer) (store.Store, error) {
+	loaded, err := Load(LoadOptions{Args: loadArgs, Stderr: stderr})
+	if err != nil {
+		return nil, err
+	}
+	return openStore(ctx, loaded.Config)
+}
 
 // Stdio are the process's standard streams.
 type Stdio struct {
@@ -84,7 +99,7 @@ func Main(args []string, std Stdio) int {
 	case "demo":
 		err = runDemo(ctx, args, std)
 	case "admin":
-		err = runAdmin(ctx, args, std)
+		err = admin.Run(ctx, args, std.Out, std.Err, openConfiguredStore)
 	case "diff":
 		return runDiff(ctx, args, std)
 	case "version":
@@ -146,23 +161,10 @@ func newCommandFlags(name string) *flag.FlagSet {
 	return fs
 }
 
-// parseCommandFlags parses args with fs. Asked for with -h or --help, the
-// usage goes to stdout (it is the answer: flag.ErrHelp, exit 0); a bad
-// flag is a *UsageError holding the error and the usage, which Main
-// prints on stderr with exit 2.
+// parseCommandFlags parses a subcommand's flags: usage on stdout when
+// asked for, a *UsageError otherwise (admin.ParseFlags).
 func parseCommandFlags(fs *flag.FlagSet, args []string, std Stdio) error {
-	var buf bytes.Buffer
-	fs.SetOutput(&buf)
-	defer fs.SetOutput(std.Err)
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		_, _ = std.Out.Write(buf.Bytes())
-		return err
-	case err != nil:
-		return &UsageError{Msg: strings.TrimSuffix(buf.String(), "\n")}
-	}
-	return nil
+	return admin.ParseFlags(fs, args, std.Out, std.Err)
 }
 
 // newLogger returns the JSON logger at the configured level.

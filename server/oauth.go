@@ -11,8 +11,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/httprate"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
@@ -82,7 +82,7 @@ var scopeDescriptions = map[string]string{
 // catalogScopes lists the scopes a catalog's tools declare, each described
 // with the tools that need it, so a scope added by a new tool is offered
 // (and explained) without touching the authorization server.
-func catalogScopes(cs ...*catalog.Catalog) []oauth.Scope {
+func catalogScopes(cs ...*toolset.Toolset) []oauth.Scope {
 	tools := map[string][]string{}
 	var order []string
 	for _, c := range cs {

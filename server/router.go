@@ -7,9 +7,10 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
 	"github.com/agent-gateway/agent-gateway/handlers/documents"
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/agent-gateway/agent-gateway/handlers/site"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/web"
 )
@@ -52,16 +53,16 @@ func (g *Gateway) Handler() http.Handler {
 	if g.cfg.MetricsListen == "" {
 		r.Handle("/metrics", g.MetricsHandler())
 	}
-	r.Get("/", g.landing)
+	r.Get("/", site.Landing(Version, g.cfg.PublicURL, g.forgejoC, g.documentsC))
 	r.Handle("/static/*", web.Static())
-	r.Get("/.well-known/oauth-protected-resource/mcp/forgejo", g.forgejoResourceMetadata)
+	r.Get("/.well-known/oauth-protected-resource/mcp/forgejo", site.ForgejoResource(g.cfg.PublicURL, g.cfg.ForgejoOrigin))
 
 	r.Handle("/mcp/forgejo", g.mcpChain(g.forgejoC, middleware.AuthOptions{
 		ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/forgejo",
 	}, forgejoAuthenticator))
 
 	// The documents endpoint requires a gateway-issued bearer (DESIGN §6).
-	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource/mcp/documents", oauth.CORS(http.HandlerFunc(g.documentsResourceMetadata)))
+	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource/mcp/documents", oauth.CORS(site.DocumentsResource(g.cfg.PublicURL, func() []string { return g.oauth.ScopesSupported() })))
 	r.Method(http.MethodOptions, "/.well-known/oauth-protected-resource/mcp/documents", oauth.CORS(http.NotFoundHandler()))
 	// Its authorization server (DESIGN §8): metadata and /oauth/*.
 	g.mountOAuth(r)
@@ -76,7 +77,7 @@ func (g *Gateway) Handler() http.Handler {
 }
 
 // mcpChain stacks the MCP-specific middleware in front of a catalog.
-func (g *Gateway) mcpChain(c *catalog.Catalog, auth middleware.AuthOptions, a middleware.Authenticator) http.Handler {
+func (g *Gateway) mcpChain(c *toolset.Toolset, auth middleware.AuthOptions, a middleware.Authenticator) http.Handler {
 	allowed := append([]string{g.cfg.PublicOrigin()}, g.cfg.AllowedOrigins...)
 	budgets := middleware.NewBudgets(c, g.budgetOptions(c.Name))
 	h := c.HTTPHandler(g.log)
@@ -116,22 +117,6 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, readyzBody{Status: "ready", Upstreams: states})
-}
-
-// forgejoResourceMetadata is the RFC 9728 metadata of /mcp/forgejo: its
-// authorization server is the Forgejo origin, whose tokens the endpoint
-// forwards.
-func (g *Gateway) forgejoResourceMetadata(w http.ResponseWriter, _ *http.Request) {
-	md := map[string]any{
-		"resource":                 g.cfg.PublicURL + "/mcp/forgejo",
-		"bearer_methods_supported": []string{"header"},
-		"scopes_supported":         []string{"read:repository", "write:issue"},
-		"resource_name":            "agent-gateway Forgejo tools",
-	}
-	if g.cfg.ForgejoOrigin != nil {
-		md["authorization_servers"] = []string{g.cfg.ForgejoOrigin.String()}
-	}
-	writeJSON(w, http.StatusOK, md)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

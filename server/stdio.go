@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
@@ -36,12 +36,12 @@ func runStdio(ctx context.Context, args []string, std Stdio) error {
 	}
 	var srv *mcp.Server
 	if cred.IsZero() {
-		srv = g.forgejoC.Server(func(t catalog.Tool) bool { return t.Policy.Anonymous }, log)
+		srv = g.forgejoC.Server(func(t toolset.Tool) bool { return t.Policy.Anonymous }, log)
 	} else {
 		srv = g.forgejoC.Server(nil, log)
 		ctx = middleware.WithPrincipal(ctx, middleware.NewProcessPrincipal(cred))
 	}
-	return catalog.RunStdio(ctx, srv, std.In, nopWriteCloser{std.Out})
+	return toolset.RunStdio(ctx, srv, std.In, nopWriteCloser{std.Out})
 }
 
 // processCredential reads the stdio process's own Forgejo credential from

@@ -132,8 +132,10 @@ type IssuedToken struct {
 	ExpiresAt time.Time
 }
 
-// Principal is who an access token speaks for: the grant behind it.
-type Principal struct {
+// AccessGrant is who an access token speaks for: the grant behind it.
+// (Named apart from middleware.Principal, the caller a request is
+// authenticated as, which an AccessGrant becomes.)
+type AccessGrant struct {
 	GrantID   string
 	ProjectID string
 	Subject   string
@@ -144,7 +146,7 @@ type Principal struct {
 }
 
 // HasScope reports whether the principal's grant includes scope.
-func (p Principal) HasScope(scope string) bool {
+func (p AccessGrant) HasScope(scope string) bool {
 	_, found := slices.BinarySearch(p.Scopes, scope)
 	return found
 }

@@ -75,19 +75,19 @@ func (s *sqlStore) usable(t storedToken, kind TokenKind) error {
 }
 
 // LookupAccessToken implements GrantStore.
-func (s *sqlStore) LookupAccessToken(ctx context.Context, secret string) (Principal, error) {
+func (s *sqlStore) LookupAccessToken(ctx context.Context, secret string) (AccessGrant, error) {
 	if !strings.HasPrefix(secret, AccessTokenPrefix) {
-		return Principal{}, fmt.Errorf("%w: access token", ErrNotFound)
+		return AccessGrant{}, fmt.Errorf("%w: access token", ErrNotFound)
 	}
 	t, err := s.getToken(ctx, s.db, HashToken(secret))
 	if err != nil {
-		return Principal{}, err
+		return AccessGrant{}, err
 	}
 	if err := s.usable(t, TokenAccess); err != nil {
-		return Principal{}, err
+		return AccessGrant{}, err
 	}
 	g := t.grant
-	return Principal{
+	return AccessGrant{
 		GrantID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject, ClientID: g.ClientID,
 		Scopes: t.effectiveScopes(), ExpiresAt: t.expiresAt,
 	}, nil

@@ -151,7 +151,7 @@ type GrantStore interface {
 	// LookupAccessToken resolves a bearer secret to its principal. Unknown,
 	// expired or revoked tokens, refresh tokens, and tokens of a revoked grant
 	// are all ErrNotFound.
-	LookupAccessToken(ctx context.Context, secret string) (Principal, error)
+	LookupAccessToken(ctx context.Context, secret string) (AccessGrant, error)
 }
 
 // LegacyTokenStore keeps legacy static project tokens, which carry only the

@@ -475,7 +475,7 @@ func testGrantsAndAccessTokens(t *testing.T, s store.Store) {
 		t.Errorf("IssueAccessToken = %+v", tok)
 	}
 	p := try(s.LookupAccessToken(ctx, tok.Secret)).must(t)
-	want := store.Principal{
+	want := store.AccessGrant{
 		GrantID: g.ID, ProjectID: f.project.ID, Subject: f.subject, ClientID: "cli_x",
 		Scopes: g.Scopes, ExpiresAt: tok.ExpiresAt,
 	}

@@ -424,7 +424,7 @@ func (t tracedStore) ListWorkflows(ctx context.Context, projectID string, limit 
 }
 
 // LookupAccessToken implements Store.
-func (t tracedStore) LookupAccessToken(ctx context.Context, secret string) (Principal, error) {
+func (t tracedStore) LookupAccessToken(ctx context.Context, secret string) (AccessGrant, error) {
 	ctx, span := t.start(ctx, "LookupAccessToken")
 	v, err := t.next.LookupAccessToken(ctx, secret)
 	span.end(err)

@@ -80,7 +80,7 @@ func New(cfg Config) *Client {
 		ioTimeout: cfg.IOTimeout,
 		observer:  cfg.Observer,
 		hc: &http.Client{
-			Transport: base,
+			Transport: &credentialTransport{origin: cfg.Origin, base: base},
 			// Never follow: the 3xx itself comes back and Do turns it into KindRedirect.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},

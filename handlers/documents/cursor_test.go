@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 func testCursors(t testing.TB, ttl time.Duration) *Cursors {

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"unicode/utf8"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // MaxFragmentBytes is the largest fragment git_document_get returns

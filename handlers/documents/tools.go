@@ -17,8 +17,8 @@ import (
 	"errors"
 	"unicode/utf8"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream/github"
@@ -45,7 +45,7 @@ type Options struct {
 	Cursors *Cursors
 }
 
-// policy: both tools read within the caller's project (catalog.ProjectGrant),
+// policy: both tools read within the caller's project (toolset.ProjectGrant),
 // for an OAuth grant holding Scope; the catalog admits only such callers, so
 // the tools read the principal without checking it again.
 var policy = middleware.ToolPolicy{Scopes: []string{Scope}}
@@ -60,21 +60,21 @@ type getArgs struct {
 }
 
 // Tools returns the two document tools.
-func Tools(o Options) []catalog.Tool {
-	return []catalog.Tool{
-		catalog.Typed(catalog.Tool{
+func Tools(o Options) []toolset.Tool {
+	return []toolset.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "runtime_bootstrap_get", Title: "Get runtime document references",
 			Description: "List the authenticated project's active allowlisted documents: source_id, repository, role, path, " +
 				"pinned commit_sha (null for tracking sources, which need workflow dispatch) and limits. " +
 				"Fails with runtime_unconfigured when the project has no active runtime source.",
-			Policy: policy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true,
+			Policy: policy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true,
 		}, func(ctx context.Context, _ bootstrapArgs) (any, error) { return o.bootstrap(ctx) }),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "git_document_get", Title: "Read an allowlisted document",
 			Description: "Read a fragment (at most 64 KiB, ending on a UTF-8 character boundary) of one allowlisted document " +
 				"at its pinned commit, with the SHA-256 of the whole file and of the fragment. Continue with next_cursor " +
 				"until it is absent.",
-			Policy: policy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: policy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.get),
 	}
 }

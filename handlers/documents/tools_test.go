@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
@@ -64,7 +64,7 @@ func (f *fakeFiles) GetFile(_ context.Context, r github.FileRequest) (*github.Fi
 type fixture struct {
 	sources *fakeSources
 	files   *fakeFiles
-	tools   map[string]catalog.Tool
+	tools   map[string]toolset.Tool
 	doc     []byte
 }
 
@@ -101,7 +101,7 @@ func newFixture(t *testing.T) *fixture {
 		files: &fakeFiles{files: map[string][]byte{
 			"docs/doc.md": doc, "docs/latin1.txt": []byte("caf\xe9\n"), "docs/empty.md": {},
 		}},
-		tools: map[string]catalog.Tool{},
+		tools: map[string]toolset.Tool{},
 	}
 	for _, tool := range Tools(Options{Sources: f.sources, Files: f.files, Cursors: testCursors(t, time.Minute)}) {
 		f.tools[tool.Name] = tool

@@ -6,8 +6,8 @@ package forgejotools
 import (
 	"context"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 )
@@ -44,23 +44,23 @@ var anonymousPolicy = middleware.ToolPolicy{Anonymous: true}
 // credential upstream, even when the caller has one: the client methods
 // they call take none. A nil client (no forgejo.origin configured) makes
 // every call answer upstream_unconfigured.
-func AnonymousTools(c *forgejo.Client) []catalog.Tool {
-	return []catalog.Tool{
-		catalog.Typed(catalog.Tool{
+func AnonymousTools(c *forgejo.Client) []toolset.Tool {
+	return []toolset.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "search_repositories", Title: "Search repositories",
 			Description: "Search the forge's public repositories by keyword. Returns a page of repositories with next_page/has_more.",
 			Policy:      anonymousPolicy, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in searchArgs) (any, error) {
 			return c.SearchRepositories(ctx, in.Q, pageOf(in.Page))
 		}),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "get_repository", Title: "Get repository",
 			Description: "Get one public repository by owner and name.",
 			Policy:      anonymousPolicy, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in repoArgs) (any, error) {
 			return c.GetRepository(ctx, in.Owner, in.Repo)
 		}),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "list_pull_requests", Title: "List pull requests",
 			Description: "List a public repository's pull requests, 30 per page, optionally filtered by state (open, closed, all).",
 			Policy:      anonymousPolicy, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
@@ -71,7 +71,7 @@ func AnonymousTools(c *forgejo.Client) []catalog.Tool {
 			}
 			return c.ListPullRequests(ctx, in.Owner, in.Repo, state, pageOf(in.Page))
 		}),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "get_pull_request", Title: "Get pull request",
 			Description: "Get one pull request of a public repository: title, body, state, head/base refs and SHAs, merge base, timestamps.",
 			Policy:      anonymousPolicy, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,

@@ -6,8 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
@@ -23,7 +23,7 @@ type pullDiffArgs struct {
 }
 
 // pullDiffPolicy: an authenticated read. The gateway checks no scope of its
-// own, only that the caller has a Forgejo credential (catalog.ForgejoCredential):
+// own, only that the caller has a Forgejo credential (toolset.ForgejoCredential):
 // the caller's bearer goes to Forgejo, which enforces read:repository and the
 // repository's Code/PR permissions on every page.
 var pullDiffPolicy = middleware.ToolPolicy{}
@@ -39,8 +39,8 @@ const (
 // the implementation the catalog's MCP server announces: newer protocol
 // revisions echo it in every result, so page fitting counts it. A nil
 // client (no forgejo.origin) answers upstream_unconfigured.
-func PullRequestDiffTool(c *forgejo.Client, server mcp.Implementation) catalog.Tool {
-	return catalog.Typed(catalog.Tool{
+func PullRequestDiffTool(c *forgejo.Client, server mcp.Implementation) toolset.Tool {
+	return toolset.Typed(toolset.Tool{
 		Name: "get_pull_request_diff", Title: "Get pull request diff (verified pages)",
 		Description: "Read a pull request's diff (git diff -p --binary --histogram of its merge base and head) " +
 			"as verified pages. Every call fetches and verifies Forgejo's whole diff evidence, then returns one window: " +
@@ -48,7 +48,7 @@ func PullRequestDiffTool(c *forgejo.Client, server mcp.Implementation) catalog.T
 			"verified manifest. Repeat with cursor=next_cursor until eof is true; concatenate the decoded data and check " +
 			"its length and SHA-256 against manifest.content. If the pull request moved, the cursor is refused as " +
 			"cursor_stale: start again without it.",
-		Policy: pullDiffPolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
+		Policy: pullDiffPolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 	}, func(ctx context.Context, in pullDiffArgs) (any, error) {
 		return pullDiffPage(ctx, c, &server, callerCredential(ctx), in)
 	})

@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // EnvelopeLimit is the most bytes the complete JSON-RPC response to one
@@ -21,7 +21,7 @@ const EnvelopeLimit = 49000
 
 // UnknownIDReserve is what an unknown request id is assumed to take in the
 // response, quotes included. Both transports know the id — the HTTP
-// chain's MCP peek records it, and over stdio catalog.RunStdio carries it
+// chain's MCP peek records it, and over stdio toolset.RunStdio carries it
 // to the call — so this is only a fallback for a call that reaches the
 // tool some other way (unit tests).
 const UnknownIDReserve = 1024
@@ -197,7 +197,7 @@ func (f *WindowFitter) render(n int) ([]byte, error) {
 		c := f.cursor(p.NextByteOffset)
 		p.NextCursor = &c
 	}
-	return catalog.EncodeJSON(p)
+	return toolset.EncodeJSON(p)
 }
 
 // try renders window[:n] and reports whether its response fits.

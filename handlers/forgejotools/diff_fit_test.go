@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
 )
@@ -124,7 +124,7 @@ func TestEnvelopeMatchesSDK(t *testing.T) {
 	type echoArgs struct {
 		S string `json:"s" arg:"required"`
 	}
-	cat := catalog.New(testServer.Name, testServer.Version, "", catalog.Typed(catalog.Tool{Name: "echo", Policy: anonymousPolicy},
+	cat := toolset.New(testServer.Name, testServer.Version, "", toolset.Typed(toolset.Tool{Name: "echo", Policy: anonymousPolicy},
 		func(_ context.Context, in echoArgs) (any, error) { return in.S, nil }))
 	srv := httptest.NewServer(cat.HTTPHandler(nil))
 	defer srv.Close()
@@ -157,7 +157,7 @@ func TestEnvelopeMatchesSDK(t *testing.T) {
 			if resp.StatusCode != 200 || !bytes.Contains(got, []byte(`"content":[{"type":"text"`)) {
 				t.Fatalf("id %s, %s: %d %.200s", id, version, resp.StatusCode, got)
 			}
-			text, _ := catalog.EncodeJSON(s)
+			text, _ := toolset.EncodeJSON(s)
 			env, err := NewEnvelope(id, testServer)
 			if err != nil {
 				t.Fatal(err)

@@ -3,7 +3,7 @@ package forgejotools
 import (
 	"context"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
@@ -56,7 +56,7 @@ type submissionArgs struct {
 }
 
 // Grant tools need a caller whose bearer Forgejo judges
-// (catalog.ForgejoCredential: the request bearer over HTTP, the process's
+// (toolset.ForgejoCredential: the request bearer over HTTP, the process's
 // configured token or Basic credentials over stdio, seed 004); Forgejo
 // enforces its own token scopes (read:repository, write:issue), so the
 // gateway declares none. Confirmation and submission spend the write budget.
@@ -70,14 +70,14 @@ var (
 // stdio process's configured one) and nothing else; the human steps
 // (preparation, approval, withdrawal) are not tools: they stay native
 // browser-session operations of Core.
-func GrantTools(c *forgejo.Client) []catalog.Tool {
-	return []catalog.Tool{
-		catalog.Typed(catalog.Tool{
+func GrantTools(c *forgejo.Client) []toolset.Tool {
+	return []toolset.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "list_agent_work_grants", Title: "List agent work grants",
 			Description: "List the agent work grants that name you (the authenticated bot), 30 per page, optionally by state " +
 				"(awaiting_agent, awaiting_human, active, revoked, all; default: all but revoked). Continue with next_page until " +
 				"has_more is false. Pages are current observations (snapshot: false), not an atomic list.",
-			Policy: grantReadPolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: grantReadPolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in listGrantsArgs) (any, error) {
 			cred := callerCredential(ctx)
 			state := ""
@@ -86,16 +86,16 @@ func GrantTools(c *forgejo.Client) []catalog.Tool {
 			}
 			return c.ListAgentWorkGrants(ctx, cred, state, pageOf(in.Page))
 		}),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "get_agent_work_grant", Title: "Get agent work grant",
 			Description: "Read one agent work grant: its state, the bot it names, and the proposal (schema, version, digest, " +
 				"task and summary text) you must repeat exactly to confirm or submit.",
-			Policy: grantReadPolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: grantReadPolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in grantArgs) (any, error) {
 			cred := callerCredential(ctx)
 			return c.GetAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID)
 		}),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "confirm_agent_work_grant", Title: "Confirm agent work grant",
 			Description: "As the grant's bot, confirm the exact proposal you read (proposal_schema, proposal_version, " +
 				"proposal_digest). Confirmation is not human approval: the grant then awaits a human. Sent once, never " +
@@ -104,20 +104,20 @@ func GrantTools(c *forgejo.Client) []catalog.Tool {
 			// Not idempotent as advertised to clients: seed 004 wants an
 			// uncertain confirmation read back before anything is repeated,
 			// and idempotentHint would invite a blind retry.
-			Policy: grantWritePolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), OpenWorld: true,
+			Policy: grantWritePolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), OpenWorld: true,
 		}, func(ctx context.Context, in confirmGrantArgs) (any, error) {
 			cred := callerCredential(ctx)
 			return c.ConfirmAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Proposal{
 				Schema: in.ProposalSchema, Version: in.ProposalVersion, Digest: in.ProposalDigest,
 			})
 		}),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "submit_agent_work_proposal", Title: "Submit agent work proposal",
 			Description: "On an active grant, create an Issue with your title and body under your durable request_key " +
 				"(a lowercase UUIDv4 you generated and kept). native_status 201 is a new submission, 200 the committed " +
 				"replay of the same key. Sent once, never retried: on delivery_uncertain read back with " +
 				"get_agent_work_submission using the same key; never make a new key for the same work.",
-			Policy: grantWritePolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), OpenWorld: true,
+			Policy: grantWritePolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), OpenWorld: true,
 		}, func(ctx context.Context, in submitProposalArgs) (any, error) {
 			cred := callerCredential(ctx)
 			return c.SubmitAgentWorkProposal(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Submission{
@@ -125,12 +125,12 @@ func GrantTools(c *forgejo.Client) []catalog.Tool {
 				RequestKey: in.RequestKey, Title: in.Title, Body: in.Body,
 			})
 		}),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "get_agent_work_submission", Title: "Get agent work submission",
 			Description: "Read the receipt of a submission by its request_key: the Issue's ID, index and URL, the outcome " +
 				"(submitted, issue_deleted, issue_binding_changed) and review_state awaiting_review. Use it to reconcile " +
 				"an uncertain submission; it stays readable after the grant is withdrawn.",
-			Policy: grantReadPolicy, Needs: catalog.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: grantReadPolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, func(ctx context.Context, in submissionArgs) (any, error) {
 			cred := callerCredential(ctx)
 			return c.GetAgentWorkSubmission(ctx, cred, in.Owner, in.Repo, in.GrantID, in.RequestKey)

@@ -22,8 +22,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream/github"
@@ -57,7 +57,7 @@ type Options struct {
 	GitHub GitHub
 }
 
-// Every catalog tool acts within the caller's project (catalog.ProjectGrant)
+// Every catalog tool acts within the caller's project (toolset.ProjectGrant)
 // for an OAuth grant holding its scope; the catalog admits only such callers.
 var (
 	readPolicy     = middleware.ToolPolicy{Scopes: []string{ScopeRead}}
@@ -76,36 +76,36 @@ type workflowArgs struct {
 }
 
 // Tools returns the four catalog tools.
-func Tools(o Options) []catalog.Tool {
-	return []catalog.Tool{
-		catalog.Typed(catalog.Tool{
+func Tools(o Options) []toolset.Tool {
+	return []toolset.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "catalog_profiles_list", Title: "List catalog profiles",
 			Description: "List the instruction profiles the authenticated project can dispatch: each profile's mode and " +
 				"the configured source of every layer in assembly order (core, mode, role responsibilities, methodology, " +
 				"role instructions, soul, skills), and catalog.layers_missing for account core/mode not configured. Reads no document.",
-			Policy: readPolicy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true,
+			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true,
 		}, func(ctx context.Context, _ listArgs) (any, error) { return o.list(ctx) }),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "catalog_profile_get", Title: "Assemble a catalog profile",
 			Description: "Assemble one profile as a dispatch would, without storing it: every layer is read now (tracking " +
 				"branches resolved to their head) and described by SHA-256, bytes, characters, est_tokens and provenance. " +
 				"No text is returned; fails like workflow_dispatch would (unreadable source, revoked source, over the 60 KiB budget).",
-			Policy: readPolicy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.profile),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "workflow_dispatch", Title: "Dispatch a workflow from a profile",
 			Description: "Assemble a profile and store the result as a frozen workflow: the resolved commit, SHA-256 and size " +
 				"of every layer, so a replay reads the same bytes. Returns the workflow with each layer's text and the assembled " +
 				"instructions. Missing account core/mode is reported in catalog.layers_missing; any configured source that " +
 				"cannot be read fails the dispatch.",
-			Policy: dispatchPolicy, Needs: catalog.ProjectGrant, OpenWorld: true,
+			Policy: dispatchPolicy, Needs: toolset.ProjectGrant, OpenWorld: true,
 		}, o.dispatch),
-		catalog.Typed(catalog.Tool{
+		toolset.Typed(toolset.Tool{
 			Name: "workflow_get", Title: "Get a dispatched workflow",
 			Description: "The compact view of a workflow of the authenticated project: profile, mode, layer metadata and " +
 				"catalog.layers_missing, no text. With replay: true every layer is re-read at its frozen commit, verified " +
 				"against its SHA-256, and returned with the assembled instructions.",
-			Policy: readPolicy, Needs: catalog.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.workflow),
 	}
 }
@@ -250,16 +250,32 @@ type Repository struct {
 	Name  string `json:"name"`
 }
 
-// ConfiguredLayer is a layer as configured, before anything is read.
-type ConfiguredLayer struct {
+// LayerSource is where a layer comes from: the members every layer view
+// opens with, in this order.
+type LayerSource struct {
 	Layer       string     `json:"layer"`
 	Position    int        `json:"position"`
 	SourceID    string     `json:"source_id"`
 	SourceScope string     `json:"source_scope"`
 	Repository  Repository `json:"repository"`
 	Path        string     `json:"path"`
-	// Provenance is commit:<sha> or tracking:<branch>.
+	// Provenance is commit:<sha> for a pinned source, tracking:<branch>
+	// for a tracking one.
 	Provenance string `json:"provenance"`
+}
+
+// layerSource describes one planned or frozen layer's source.
+func layerSource(layer string, position int, src store.CatalogSource) LayerSource {
+	return LayerSource{
+		Layer: layer, Position: position, SourceID: src.ID, SourceScope: src.Scope,
+		Repository: Repository{Owner: src.Owner, Name: src.Name}, Path: src.Path,
+		Provenance: provenance(src),
+	}
+}
+
+// ConfiguredLayer is a layer as configured, before anything is read.
+type ConfiguredLayer struct {
+	LayerSource
 	// Active is false when the source or its repository link is revoked:
 	// dispatch then fails with source_revoked.
 	Active bool `json:"active"`
@@ -268,22 +284,15 @@ type ConfiguredLayer struct {
 // Layer is one assembled or frozen layer. Text is present only in full
 // views (dispatch, replay).
 type Layer struct {
-	Layer       string     `json:"layer"`
-	Position    int        `json:"position"`
-	SourceID    string     `json:"source_id"`
-	SourceScope string     `json:"source_scope"`
-	Repository  Repository `json:"repository"`
-	Path        string     `json:"path"`
-	// Provenance is commit:<sha> for a pinned source, tracking:<branch> for
-	// a tracking one; CommitSHA is the commit read (the branch head it
-	// resolved to, for a tracking source).
-	Provenance string  `json:"provenance"`
-	CommitSHA  string  `json:"commit_sha"`
-	SHA256     string  `json:"sha256"`
-	Bytes      int     `json:"bytes"`
-	Chars      int     `json:"chars"`
-	EstTokens  int     `json:"est_tokens"`
-	Text       *string `json:"text,omitempty"`
+	LayerSource
+	// CommitSHA is the commit read (the branch head it resolved to, for a
+	// tracking source).
+	CommitSHA string  `json:"commit_sha"`
+	SHA256    string  `json:"sha256"`
+	Bytes     int     `json:"bytes"`
+	Chars     int     `json:"chars"`
+	EstTokens int     `json:"est_tokens"`
+	Text      *string `json:"text,omitempty"`
 }
 
 // AssembledProfile is the result of catalog_profile_get.
@@ -345,11 +354,7 @@ func provenance(s store.CatalogSource) string {
 }
 
 func configured(l store.PlanLayer) ConfiguredLayer {
-	return ConfiguredLayer{
-		Layer: l.Layer, Position: l.Position, SourceID: l.Source.ID, SourceScope: l.Source.Scope,
-		Repository: Repository{Owner: l.Source.Owner, Name: l.Source.Name}, Path: l.Source.Path,
-		Provenance: provenance(l.Source), Active: l.Source.Active(),
-	}
+	return ConfiguredLayer{LayerSource: layerSource(l.Layer, l.Position, l.Source), Active: l.Source.Active()}
 }
 
 func summary(m []string, layers []store.FrozenLayer) Summary {
@@ -366,9 +371,7 @@ func layerViews(layers []store.FrozenLayer, texts []string) []Layer {
 	out := make([]Layer, 0, len(layers))
 	for i, l := range layers {
 		v := Layer{
-			Layer: l.Layer, Position: l.Position, SourceID: l.Source.ID, SourceScope: l.Source.Scope,
-			Repository: Repository{Owner: l.Source.Owner, Name: l.Source.Name}, Path: l.Source.Path,
-			Provenance: provenance(l.Source), CommitSHA: l.CommitSHA,
+			LayerSource: layerSource(l.Layer, l.Position, l.Source), CommitSHA: l.CommitSHA,
 			SHA256: l.SHA256, Bytes: l.Bytes, Chars: l.Chars, EstTokens: EstTokens(l.Chars),
 		}
 		if texts != nil {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream/github"
@@ -108,7 +108,7 @@ func src(scope, id, path string, tracking bool) store.CatalogSource {
 type fixture struct {
 	st    *fakeStore
 	gh    *fakeGitHub
-	tools map[string]catalog.Tool
+	tools map[string]toolset.Tool
 }
 
 // newFixture: profile prf_dev (mode worker) of prj_a with core (pinned),
@@ -140,7 +140,7 @@ func newFixture(t *testing.T) *fixture {
 			"docs/agents/s1.md@" + pinned:     []byte("Skill: 😀 e\u0301\n"),
 			"docs/agents/s2.md@" + pinned:     {},
 		}},
-		tools: map[string]catalog.Tool{},
+		tools: map[string]toolset.Tool{},
 	}
 	for _, tool := range Tools(Options{Store: f.st, GitHub: f.gh}) {
 		f.tools[tool.Name] = tool

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -34,39 +34,54 @@ func New(up *upstream.Client) *Client { return &Client{up: up} }
 
 // getJSON performs one anonymous GET and decodes a JSON body into dst. It is
 // the single path of every anonymous read: status mapping, media type check,
-// body bound and the strict JSON checks of checkNativeJSON happen here. No
-// Authorization header is ever set.
+// body bound and the strict JSON checks of checkNativeJSON happen in the
+// exchange. No credential is ever attached.
 func (c *Client) getJSON(ctx context.Context, query url.Values, dst any, segments ...string) (http.Header, error) {
-	req, err := c.up.NewRequest(ctx, http.MethodGet, query, nil, segments...)
+	a, err := c.up.Exchange(ctx, c.exchange(upstream.Credential{}, query, segments))
 	if err != nil {
-		return nil, TransportError(err)
+		return nil, answerError(err, false)
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.up.Do(req)
-	if err != nil {
-		return nil, TransportError(err)
+	if err := json.Unmarshal(a.Body, dst); err != nil {
+		return nil, answerError(&upstream.AnswerError{Stage: upstream.StageDecode, Status: a.Status, Err: err}, false)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, StatusError(resp.StatusCode)
+	return a.Header, nil
+}
+
+// exchange is a GET of a native JSON answer: application/json, at most
+// MaxJSONBody bytes, and the same strictness for every answer, since
+// encoding/json alone would take the last of repeated members, match names
+// without regard to case, accept nesting up to 10,000 levels and replace
+// lone surrogates.
+func (c *Client) exchange(cred upstream.Credential, query url.Values, segments []string) upstream.Exchange {
+	return upstream.Exchange{Segments: segments, Query: query, Credential: cred,
+		MaxBody: MaxJSONBody, IsJSON: IsJSON, Check: checkNativeJSON}
+}
+
+// answerError is Forgejo's table from the exchange's neutral errors to
+// stable codes. stock says the route is a Core extension's, which a stock
+// forge answers with a non-JSON 404.
+func answerError(err error, stock bool) error {
+	var se *upstream.StatusError
+	if errors.As(err, &se) {
+		if stock && se.Status == http.StatusNotFound && notJSON(se.Header) {
+			return forgeUnsupported(ExtensionWorkGrants, se.Status)
+		}
+		return StatusError(se.Status)
 	}
-	if !IsJSON(resp.Header.Get("Content-Type")) {
-		return nil, toolerr.New(toolerr.UpstreamMalformed, "Forgejo answered with a non-JSON media type")
+	var ae *upstream.AnswerError
+	if !errors.As(err, &ae) {
+		return TransportError(err)
 	}
-	body, err := upstream.ReadBounded(resp.Body, MaxJSONBody)
-	if err != nil {
-		return nil, TransportError(err)
+	switch ae.Stage {
+	case upstream.StageMediaType:
+		return malformed("a non-JSON media type")
+	case upstream.StageCheck:
+		return toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's answer was refused: %s", ae.Err.Error())
+	case upstream.StageDecode:
+		return toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo answered with malformed JSON")
+	default:
+		return TransportError(ae.Err)
 	}
-	// The same strictness as the grant answers: encoding/json alone would
-	// take the last of repeated members, match names without regard to
-	// case, accept nesting up to 10,000 levels and replace lone surrogates.
-	if err := checkNativeJSON(body); err != nil {
-		return nil, toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's answer was refused: %s", err.Error())
-	}
-	if err := json.Unmarshal(body, dst); err != nil {
-		return nil, toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo answered with malformed JSON")
-	}
-	return resp.Header, nil
 }
 
 // IsJSON reports whether a Content-Type is application/json with at most a
@@ -105,28 +120,9 @@ func StatusError(status int) *toolerr.Error {
 	return e.With("native_status", status)
 }
 
+// transportCodes is Forgejo's table of transport failures.
+var transportCodes = upstream.TransportCodes{Name: "Forgejo", Unavailable: toolerr.UpstreamUnavailable,
+	Timeout: toolerr.UpstreamTimeout, Framing: toolerr.UpstreamMalformed, TooLarge: toolerr.UpstreamMalformed}
+
 // TransportError maps a strict-transport failure to a Forgejo tool code.
-func TransportError(err error) *toolerr.Error {
-	var te *toolerr.Error
-	if errors.As(err, &te) {
-		return te
-	}
-	var ue *upstream.Error
-	if !errors.As(err, &ue) {
-		return toolerr.Wrap(err, toolerr.UpstreamUnavailable, "Forgejo could not be reached")
-	}
-	switch ue.Kind {
-	case upstream.KindTimeout:
-		return toolerr.Wrap(err, toolerr.UpstreamTimeout, "Forgejo made no progress within the I/O timeout")
-	case upstream.KindRedirect:
-		return toolerr.Wrap(err, toolerr.RedirectRefused, "Forgejo answered with a redirect, which is never followed").With("native_status", ue.Status)
-	case upstream.KindFraming:
-		return toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's response framing was refused: %s", ue.Reason)
-	case upstream.KindTooLarge:
-		return toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's response exceeded its size bound")
-	case upstream.KindRequest:
-		return toolerr.Wrap(err, toolerr.InvalidArguments, "the request could not be formed: %s", ue.Reason)
-	default:
-		return toolerr.Wrap(err, toolerr.UpstreamUnavailable, "Forgejo could not be reached")
-	}
-}
+func TransportError(err error) *toolerr.Error { return transportCodes.Error(err) }

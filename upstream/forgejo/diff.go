@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 )
@@ -49,13 +49,12 @@ func (c *Client) PullDiffEvidence(ctx context.Context, cred upstream.Credential,
 		}()
 	}
 	query := url.Values{"binary": {"true"}, "evidence": {"v1"}}
-	req, err := c.up.NewRequest(ctx, http.MethodGet, query, nil,
+	req, err := c.up.NewRequest(upstream.WithCredential(ctx, cred), http.MethodGet, query, nil,
 		"api", "v1", "repos", r.Owner, r.Repo, "pulls", strconv.FormatInt(r.Index, 10)+".diff")
 	if err != nil {
 		return nil, evidenceTransportError(err)
 	}
 	req.Header.Set("Accept", "application/json")
-	cred.Apply(req)
 	resp, err := c.up.Do(req)
 	if err != nil {
 		return nil, evidenceTransportError(err)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"

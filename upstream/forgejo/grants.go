@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -141,18 +141,10 @@ func (c *Client) GetAgentWorkSubmission(ctx context.Context, cred upstream.Crede
 // human (or already active, for an identical earlier confirmation).
 func (c *Client) ConfirmAgentWorkGrant(ctx context.Context, cred upstream.Credential, owner, repo string, id int64, p Proposal) (*GrantResult, error) {
 	payload := map[string]any{"proposal_schema": p.Schema, "proposal_version": p.Version, "proposal_digest": p.Digest}
-	uncertain := func(reason string, status int, cause error) error {
-		e := toolerr.Wrap(cause, toolerr.DeliveryUncertain,
-			"the confirmation may or may not have been recorded (%s); it was sent once and is not retried. "+
-				"Read the grant with get_agent_work_grant (same owner, repo and grant_id) before deciding whether "+
-				"the identical confirmation is still needed", reason).
-			With("readback", map[string]any{"tool": "get_agent_work_grant",
-				"arguments": map[string]any{"owner": owner, "repo": repo, "grant_id": id}})
-		if status != 0 {
-			e = e.With("native_status", status)
-		}
-		return e
-	}
+	uncertain := deliveryUncertain("the confirmation may or may not have been recorded (%s); it was sent once and is not retried. "+
+		"Read the grant with get_agent_work_grant (same owner, repo and grant_id) before deciding whether "+
+		"the identical confirmation is still needed",
+		"get_agent_work_grant", map[string]any{"owner": owner, "repo": repo, "grant_id": id})
 	status, body, err := c.postOnce(ctx, cred, payload, []int{http.StatusOK}, uncertain, grantSegments(owner, repo, id, "confirm")...)
 	if err != nil {
 		return nil, err
@@ -177,18 +169,10 @@ func (c *Client) SubmitAgentWorkProposal(ctx context.Context, cred upstream.Cred
 		"proposal_schema": s.Schema, "proposal_version": s.Version, "proposal_digest": s.Digest,
 		"request_key": s.RequestKey, "title": s.Title, "body": s.Body,
 	}
-	uncertain := func(reason string, status int, cause error) error {
-		e := toolerr.Wrap(cause, toolerr.DeliveryUncertain,
-			"the submission may or may not have been committed (%s); it was sent once and is not retried. "+
-				"Do not infer failure, do not generate a new request_key and do not submit again automatically: "+
-				"read back with get_agent_work_submission using the same owner, repo, grant_id and request_key", reason).
-			With("readback", map[string]any{"tool": "get_agent_work_submission",
-				"arguments": map[string]any{"owner": owner, "repo": repo, "grant_id": id, "request_key": s.RequestKey}})
-		if status != 0 {
-			e = e.With("native_status", status)
-		}
-		return e
-	}
+	uncertain := deliveryUncertain("the submission may or may not have been committed (%s); it was sent once and is not retried. "+
+		"Do not infer failure, do not generate a new request_key and do not submit again automatically: "+
+		"read back with get_agent_work_submission using the same owner, repo, grant_id and request_key",
+		"get_agent_work_submission", map[string]any{"owner": owner, "repo": repo, "grant_id": id, "request_key": s.RequestKey})
 	status, body, err := c.postOnce(ctx, cred, payload, []int{http.StatusCreated, http.StatusOK}, uncertain, grantSegments(owner, repo, id, "issues")...)
 	if err != nil {
 		return nil, err
@@ -206,34 +190,11 @@ func (c *Client) SubmitAgentWorkProposal(ctx context.Context, cred upstream.Cred
 // a stable error: native statuses keep their meaning, the rest is
 // upstream_malformed or a transport code.
 func (c *Client) authedGet(ctx context.Context, cred upstream.Credential, query url.Values, segments ...string) (http.Header, []byte, error) {
-	req, err := c.up.NewRequest(ctx, http.MethodGet, query, nil, segments...)
+	a, err := c.up.Exchange(ctx, c.exchange(cred, query, segments))
 	if err != nil {
-		return nil, nil, TransportError(err)
+		return nil, nil, answerError(err, true)
 	}
-	req.Header.Set("Accept", "application/json")
-	cred.Apply(req)
-	resp, err := c.up.Do(req)
-	if err != nil {
-		return nil, nil, TransportError(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound && notJSON(resp.Header) {
-		return nil, nil, forgeUnsupported(ExtensionWorkGrants, resp.StatusCode)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, nil, StatusError(resp.StatusCode)
-	}
-	if !IsJSON(resp.Header.Get("Content-Type")) {
-		return nil, nil, malformed("a non-JSON media type")
-	}
-	body, err := upstream.ReadBounded(resp.Body, MaxJSONBody)
-	if err != nil {
-		return nil, nil, TransportError(err)
-	}
-	if err := checkNativeJSON(body); err != nil {
-		return nil, nil, toolerr.Wrap(err, toolerr.UpstreamMalformed, "Forgejo's answer was refused: %s", err.Error())
-	}
-	return resp.Header, bytes.TrimSpace(body), nil
+	return a.Header, a.Body, nil
 }
 
 // definiteStatuses are the native refusals that prove nothing was
@@ -256,45 +217,52 @@ func (c *Client) postOnce(ctx context.Context, cred upstream.Credential, payload
 	if err := enc.Encode(payload); err != nil {
 		return 0, nil, toolerr.Wrap(err, toolerr.Internal, "the request could not be encoded")
 	}
-	req, err := c.up.NewRequest(ctx, http.MethodPost, nil, bytes.NewReader(buf.Bytes()), segments...)
-	if err != nil {
-		return 0, nil, TransportError(err) // not sent
+	x := c.exchange(cred, nil, segments)
+	x.Method, x.Payload, x.Success = http.MethodPost, buf.Bytes(), success
+	a, err := c.up.Exchange(ctx, x)
+	if err == nil {
+		return a.Status, a.Body, nil
 	}
-	req.GetBody = nil
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Content-Type", "application/json")
-	cred.Apply(req)
-	resp, err := c.up.Do(req)
-	if err != nil {
-		var ue *upstream.Error
-		if errors.As(err, &ue) && ue.Kind == upstream.KindRequest {
-			return 0, nil, TransportError(err) // refused before sending
-		}
-		return 0, nil, uncertain(writeFailure(err), statusOf(err), err)
-	}
-	defer resp.Body.Close()
-	status := resp.StatusCode
+	var se *upstream.StatusError
+	var ae *upstream.AnswerError
 	switch {
-	case status == http.StatusNotFound && notJSON(resp.Header):
-		// A stock forge has no such route: nothing was committed.
-		return 0, nil, forgeUnsupported(ExtensionWorkGrants, status)
-	case slices.Contains(success, status):
-	case slices.Contains(definiteStatuses, status):
-		return 0, nil, StatusError(status)
-	default:
-		return 0, nil, uncertain(fmt.Sprintf("Forgejo answered with the unexpected status %d", status), status, nil)
+	case errors.As(err, &se):
+		switch {
+		case se.Status == http.StatusNotFound && notJSON(se.Header):
+			// A stock forge has no such route: nothing was committed.
+			return 0, nil, forgeUnsupported(ExtensionWorkGrants, se.Status)
+		case slices.Contains(definiteStatuses, se.Status):
+			return 0, nil, StatusError(se.Status)
+		}
+		return 0, nil, uncertain(fmt.Sprintf("Forgejo answered with the unexpected status %d", se.Status), se.Status, nil)
+	case errors.As(err, &ae):
+		switch ae.Stage {
+		case upstream.StageMediaType:
+			return 0, nil, uncertain("Forgejo's answer had a non-JSON media type", ae.Status, nil)
+		case upstream.StageCheck:
+			return 0, nil, uncertain("Forgejo's answer was refused: "+ae.Err.Error(), ae.Status, ae.Err)
+		}
+		return 0, nil, uncertain("Forgejo's answer was cut off or over its size bound", ae.Status, ae.Err)
 	}
-	if !IsJSON(resp.Header.Get("Content-Type")) {
-		return 0, nil, uncertain("Forgejo's answer had a non-JSON media type", status, nil)
+	var ue *upstream.Error
+	if errors.As(err, &ue) && ue.Kind == upstream.KindRequest {
+		return 0, nil, TransportError(err) // refused before sending
 	}
-	body, err := upstream.ReadBounded(resp.Body, MaxJSONBody)
-	if err != nil {
-		return 0, nil, uncertain("Forgejo's answer was cut off or over its size bound", status, err)
+	return 0, nil, uncertain(writeFailure(err), statusOf(err), err)
+}
+
+// deliveryUncertain is the delivery_uncertain error of one write: message
+// (its %s is the reason) and the read-back call that settles the outcome,
+// with the native status when an answer came.
+func deliveryUncertain(message, tool string, arguments map[string]any) func(reason string, status int, cause error) error {
+	return func(reason string, status int, cause error) error {
+		e := toolerr.Wrap(cause, toolerr.DeliveryUncertain, message, reason).
+			With("readback", map[string]any{"tool": tool, "arguments": arguments})
+		if status != 0 {
+			e = e.With("native_status", status)
+		}
+		return e
 	}
-	if err := checkNativeJSON(body); err != nil {
-		return 0, nil, uncertain("Forgejo's answer was refused: "+err.Error(), status, err)
-	}
-	return status, bytes.TrimSpace(body), nil
 }
 
 // writeFailure describes a transport failure of a write without any

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
+	"github.com/agent-gateway/agent-gateway/internal/strictjson"
 )
 
 // maxNativeDepth bounds the nesting of a native grant answer; real ones
@@ -53,12 +53,8 @@ var nativeStrictness = strictjson.Options{
 	FloatRange: true,
 }
 
-func asciiLower(b byte) byte {
-	if 'A' <= b && b <= 'Z' {
-		return b + 'a' - 'A'
-	}
-	return b
-}
+// asciiLower is the ASCII half of strings.ToLower (TestASCIILowerAgrees).
+var asciiLower = strictjson.ASCIILower
 
 // checkMembers refuses a member repeated in one object, nesting over
 // maxNativeDepth and numbers beyond float64 in text json.Valid accepted.

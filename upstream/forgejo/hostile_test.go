@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/test/hostile"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // PageWidth is the page size the gateway asks Forgejo for; Forgejo's default,

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // The Core extensions a stock forge (Forgejo or Gitea without them) lacks,

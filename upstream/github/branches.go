@@ -6,8 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
-	"github.com/agent-gateway/agent-gateway/upstream"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // maxBranchResponse bounds the branch route's answer: a few kilobytes even
@@ -29,54 +28,34 @@ type BranchRequest struct {
 // renamed branch) is refused like every redirect. A token GitHub refuses
 // with 401 is dropped and the read is tried once more with a fresh one.
 func (c *Client) BranchHead(ctx context.Context, r BranchRequest) (string, error) {
-	for attempt := 0; ; attempt++ {
-		token, err := c.tokens.Token(ctx, r.InstallationID, r.Repo)
-		if err != nil {
-			return "", err
-		}
-		sha, status, err := c.branchHead(ctx, r, token)
-		if status == http.StatusUnauthorized && attempt == 0 {
-			c.tokens.Invalidate(r.InstallationID, r.Repo, token)
-			continue
-		}
-		return sha, err
-	}
-}
-
-func (c *Client) branchHead(ctx context.Context, r BranchRequest, token string) (string, int, error) {
 	if r.Branch == "" || strings.ContainsAny(r.Branch, "\x00\\") || strings.HasPrefix(r.Branch, "/") || strings.HasSuffix(r.Branch, "/") || strings.Contains(r.Branch, "//") {
-		return "", 0, toolerr.New(toolerr.InvalidArguments, "the tracking branch is not a branch name")
+		return "", toolerr.New(toolerr.InvalidArguments, "the tracking branch is not a branch name")
 	}
 	// A branch name may hold '/': each component is its own escaped
 	// segment, as GitHub's route expects.
 	segments := append([]string{"repos", r.Owner, r.Repo, "branches"}, strings.Split(r.Branch, "/")...)
-	req, err := c.up.NewRequest(ctx, http.MethodGet, nil, nil, segments...)
-	if err != nil {
-		return "", 0, transportError(err)
-	}
-	req.Header.Set("Accept", "application/vnd.github+json")
-	req.Header.Set("X-GitHub-Api-Version", APIVersion)
-	upstream.Credential{Token: token}.Apply(req)
-	resp, err := c.up.Do(req)
-	if err != nil {
-		return "", 0, transportError(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", resp.StatusCode, c.branchStatusError(resp)
-	}
-	if !isJSON(resp.Header.Get("Content-Type")) {
-		return "", resp.StatusCode, toolerr.New(toolerr.ProviderMalformed, "GitHub's branch answer is not JSON")
-	}
-	body, err := upstream.ReadBounded(resp.Body, maxBranchResponse)
-	if err != nil {
-		return "", resp.StatusCode, transportError(err)
-	}
-	sha, err := parseBranch(body, r.Branch)
-	return sha, resp.StatusCode, err
+	return withToken(ctx, c, r.InstallationID, r.Repo, func(token string) (string, error) {
+		x := apiExchange(token, "application/vnd.github+json", nil, maxBranchResponse, segments...)
+		x.Check = checkStrict
+		a, err := c.up.Exchange(ctx, x)
+		if err != nil {
+			return "", answerError(err, "branch", branchStatus, c.now())
+		}
+		return parseBranch(a.Body, r.Branch)
+	})
 }
 
-// parseBranch reads {"name":…,"commit":{"sha":…},…}.
+// branchStatus is the branch route's table.
+var branchStatus = statusTable{
+	http.StatusNotFound:     {toolerr.ProviderNotFound, "GitHub has no such branch, or the installation cannot see the repository"},
+	http.StatusUnauthorized: {toolerr.ProviderForbidden, "GitHub did not accept the installation token"},
+	http.StatusForbidden:    {toolerr.ProviderForbidden, "GitHub refused access to the branch"},
+}
+
+// parseBranch reads {"name":…,"commit":{"sha":…},…}, which the exchange's
+// checkStrict already held to one reading (no repeated or case-folded
+// member at any depth: {"commit":{"sha":A},"commit":{"sha":B}} would
+// otherwise resolve to B for encoding/json and to A for another reader).
 func parseBranch(body []byte, want string) (string, error) {
 	var b struct {
 		Name   *string `json:"name"`
@@ -110,25 +89,4 @@ func isCommitID(s string) bool {
 		}
 	}
 	return true
-}
-
-// branchStatusError maps a non-200 branch answer to its code; the body is
-// never read into the error.
-func (c *Client) branchStatusError(resp *http.Response) *toolerr.Error {
-	status := resp.StatusCode
-	if secs, ok := rateLimited(status, resp.Header, c.now()); ok {
-		return rateLimitError(status, secs)
-	}
-	var e *toolerr.Error
-	switch status {
-	case http.StatusNotFound:
-		e = toolerr.New(toolerr.ProviderNotFound, "GitHub has no such branch, or the installation cannot see the repository")
-	case http.StatusUnauthorized:
-		e = toolerr.New(toolerr.ProviderForbidden, "GitHub did not accept the installation token")
-	case http.StatusForbidden:
-		e = toolerr.New(toolerr.ProviderForbidden, "GitHub refused access to the branch")
-	default:
-		e = toolerr.New(toolerr.ProviderUnavailable, "GitHub answered with an unexpected status")
-	}
-	return e.With("native_status", status)
 }

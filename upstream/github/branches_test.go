@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 )
 
@@ -93,5 +93,45 @@ func TestBranchHeadFaults(t *testing.T) {
 				t.Fatalf("code %s, want %s (%v)", got, c.code, err)
 			}
 		})
+	}
+}
+
+// TestBranchHeadStrict: the branch answer gets the strict check the other
+// answers had (issue 14 point 1). Before, parseBranch decoded with
+// encoding/json alone, so a repeated or case-folded commit resolved to the
+// last one while another reader saw the first.
+func TestBranchHeadStrict(t *testing.T) {
+	s := newStack(t, githubemu.Options{}, true)
+	sha := s.docs.Commit
+	other := strings.Repeat("a", 40)
+	body := func(s string) githubemu.Fault {
+		return githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: []byte(s)}
+	}
+	for _, c := range []struct {
+		name  string
+		fault githubemu.Fault
+		code  toolerr.Code
+	}{
+		{"repeated commit", body(`{"name":"main","commit":{"sha":"` + other + `"},"commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
+		{"case-folded commit", body(`{"name":"main","commit":{"sha":"` + other + `"},"Commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
+		{"repeated sha inside commit", body(`{"name":"main","commit":{"sha":"` + other + `","SHA":"` + sha + `"}}`), toolerr.ProviderMalformed},
+		{"repeated name", body(`{"name":"other","name":"main","commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
+		{"too deep", body(`{"name":"main","commit":{"sha":"` + sha + `"},"x":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`), toolerr.ProviderMalformed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s.emu.SetFault(githubemu.RouteBranch, c.fault)
+			defer s.emu.ClearFaults()
+			_, err := s.client.BranchHead(context.Background(), BranchRequest{InstallationID: s.docs.InstallationID, Owner: "octo", Repo: "docs", Branch: "main"})
+			if got := codeOf(t, err); got != c.code {
+				t.Fatalf("code %s, want %s (%v)", got, c.code, err)
+			}
+		})
+	}
+	// A well-formed answer with other members still resolves.
+	s.emu.SetFault(githubemu.RouteBranch, body(`{"name":"main","commit":{"sha":"`+sha+`","url":"x"},"protected":false}`))
+	defer s.emu.ClearFaults()
+	got, err := s.client.BranchHead(context.Background(), BranchRequest{InstallationID: s.docs.InstallationID, Owner: "octo", Repo: "docs", Branch: "main"})
+	if err != nil || got != sha {
+		t.Fatalf("BranchHead = %q, %v; want %s", got, err, sha)
 	}
 }

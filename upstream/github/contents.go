@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,7 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -74,78 +75,47 @@ type File struct {
 // refuses with 401 is dropped and the read is tried once more with a fresh
 // one.
 func (c *Client) GetFile(ctx context.Context, r FileRequest) (*File, error) {
-	for attempt := 0; ; attempt++ {
-		token, err := c.tokens.Token(ctx, r.InstallationID, r.Repo)
-		if err != nil {
-			return nil, err
-		}
-		f, status, err := c.getFile(ctx, r, token)
-		if status == http.StatusUnauthorized && attempt == 0 {
-			c.tokens.Invalidate(r.InstallationID, r.Repo, token)
-			continue
-		}
-		return f, err
-	}
-}
-
-func (c *Client) getFile(ctx context.Context, r FileRequest, token string) (*File, int, error) {
 	if strings.ContainsAny(r.Path, "\x00\\") || strings.HasPrefix(r.Path, "/") {
-		return nil, 0, toolerr.New(toolerr.InvalidArguments, "the document path is not a relative '/'-separated path")
+		return nil, toolerr.New(toolerr.InvalidArguments, "the document path is not a relative '/'-separated path")
 	}
-	segments := append([]string{"repos", r.Owner, r.Repo, "contents"}, strings.Split(r.Path, "/")...)
-	req, err := c.up.NewRequest(ctx, http.MethodGet, url.Values{"ref": {r.Commit}}, nil, segments...)
-	if err != nil {
-		return nil, 0, transportError(err)
-	}
-	req.Header.Set("Accept", ObjectMediaType)
-	req.Header.Set("X-GitHub-Api-Version", APIVersion)
-	upstream.Credential{Token: token}.Apply(req)
-	resp, err := c.up.Do(req)
-	if err != nil {
-		return nil, 0, transportError(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, resp.StatusCode, c.statusError(resp)
-	}
-	if resp.ContentLength > MaxContentsResponse {
-		return nil, resp.StatusCode, toolerr.New(toolerr.ResponseTooLarge, "GitHub's Contents response declares more than %d bytes", MaxContentsResponse)
-	}
-	if !isJSON(resp.Header.Get("Content-Type")) {
-		return nil, resp.StatusCode, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer is not JSON")
-	}
-	body, err := upstream.ReadBounded(resp.Body, MaxContentsResponse)
-	if err != nil {
-		return nil, resp.StatusCode, transportError(err)
-	}
-	f, err := parseFile(body, r.Path)
-	return f, resp.StatusCode, err
+	return withToken(ctx, c, r.InstallationID, r.Repo, func(token string) (*File, error) {
+		f, _, err := c.getFile(ctx, r, token)
+		return f, err
+	})
 }
 
-// statusError maps a non-200 Contents answer to its code. The body is read
-// (bounded) only to recognise GitHub's too_large refusal; it never enters
-// the error.
-func (c *Client) statusError(resp *http.Response) *toolerr.Error {
-	status := resp.StatusCode
-	if secs, ok := rateLimited(status, resp.Header, c.now()); ok {
-		return rateLimitError(status, secs)
+// getFile is one read of the file with one token; it returns the native
+// status too (0 when no answer came).
+func (c *Client) getFile(ctx context.Context, r FileRequest, token string) (*File, int, error) {
+	segments := append([]string{"repos", r.Owner, r.Repo, "contents"}, strings.Split(r.Path, "/")...)
+	x := apiExchange(token, ObjectMediaType, url.Values{"ref": {r.Commit}}, MaxContentsResponse, segments...)
+	x.ErrorBody, x.RefuseDeclared = maxErrorBody, true
+	a, err := c.up.Exchange(ctx, x)
+	if err != nil {
+		return nil, nativeStatus(err), c.contentsError(err)
 	}
-	var e *toolerr.Error
-	switch status {
-	case http.StatusNotFound:
-		e = toolerr.New(toolerr.ProviderNotFound, "GitHub has no such file at the pinned commit, or the installation cannot see it")
-	case http.StatusUnauthorized:
-		e = toolerr.New(toolerr.ProviderForbidden, "GitHub did not accept the installation token")
-	case http.StatusForbidden:
-		if body, err := upstream.ReadBounded(resp.Body, maxErrorBody); err == nil && isTooLarge(body) {
-			e = toolerr.New(toolerr.FileTooLarge, "the file is larger than %d bytes", MaxFileBytes)
-		} else {
-			e = toolerr.New(toolerr.ProviderForbidden, "GitHub refused access to the file")
+	f, err := parseFile(a.Body, r.Path)
+	return f, a.Status, err
+}
+
+// contentsStatus is the Contents route's table.
+var contentsStatus = statusTable{
+	http.StatusNotFound:     {toolerr.ProviderNotFound, "GitHub has no such file at the pinned commit, or the installation cannot see it"},
+	http.StatusUnauthorized: {toolerr.ProviderForbidden, "GitHub did not accept the installation token"},
+	http.StatusForbidden:    {toolerr.ProviderForbidden, "GitHub refused access to the file"},
+}
+
+// contentsError maps a failed Contents exchange. A 403 that is not a rate
+// limit may be GitHub's refusal of a blob over 1 MB, recognised from the
+// (bounded) error body, which never enters the error.
+func (c *Client) contentsError(err error) error {
+	var se *upstream.StatusError
+	if errors.As(err, &se) && se.Status == http.StatusForbidden && isTooLarge(se.Body) {
+		if _, limited := rateLimited(se.Status, se.Header, c.now()); !limited {
+			return toolerr.Wrap(se, toolerr.FileTooLarge, "the file is larger than %d bytes", MaxFileBytes).With("native_status", se.Status)
 		}
-	default:
-		e = toolerr.New(toolerr.ProviderUnavailable, "GitHub answered with an unexpected status")
 	}
-	return e.With("native_status", status)
+	return answerError(err, "Contents", contentsStatus, c.now())
 }
 
 // isTooLarge recognises GitHub's refusal of a blob over 1 MB:

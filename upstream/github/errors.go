@@ -1,13 +1,12 @@
 package github
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -20,32 +19,12 @@ const defaultRetryAfter = 60
 // tell a caller to wait for days.
 const maxRetryAfter = 3600
 
-// transportError maps a strict-transport failure to a document provider
-// code. The messages are the gateway's own; no upstream text enters them.
-func transportError(err error) *toolerr.Error {
-	var te *toolerr.Error
-	if errors.As(err, &te) {
-		return te
-	}
-	var ue *upstream.Error
-	if !errors.As(err, &ue) {
-		return toolerr.Wrap(err, toolerr.ProviderUnavailable, "GitHub could not be reached")
-	}
-	switch ue.Kind {
-	case upstream.KindTimeout:
-		return toolerr.Wrap(err, toolerr.ProviderUnavailable, "GitHub made no progress within the I/O timeout")
-	case upstream.KindRedirect:
-		return toolerr.Wrap(err, toolerr.RedirectRefused, "GitHub answered with a redirect, which is never followed").With("native_status", ue.Status)
-	case upstream.KindFraming:
-		return toolerr.Wrap(err, toolerr.ProviderMalformed, "GitHub's response framing was refused: %s", ue.Reason)
-	case upstream.KindTooLarge:
-		return toolerr.Wrap(err, toolerr.ResponseTooLarge, "GitHub's response exceeded its size bound")
-	case upstream.KindRequest:
-		return toolerr.Wrap(err, toolerr.InvalidArguments, "the request could not be formed: %s", ue.Reason)
-	default:
-		return toolerr.Wrap(err, toolerr.ProviderUnavailable, "GitHub could not be reached")
-	}
-}
+// transportCodes is the document provider's table of transport failures.
+var transportCodes = upstream.TransportCodes{Name: "GitHub", Unavailable: toolerr.ProviderUnavailable,
+	Timeout: toolerr.ProviderUnavailable, Framing: toolerr.ProviderMalformed, TooLarge: toolerr.ResponseTooLarge}
+
+// transportError maps a strict-transport failure to a document provider code.
+func transportError(err error) *toolerr.Error { return transportCodes.Error(err) }
 
 // rateLimited reports whether a 403 or 429 answer is GitHub's rate limit
 // (primary: x-ratelimit-remaining 0; secondary: retry-after; 429 always),

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -212,31 +212,14 @@ func (s *Installations) mint(ctx context.Context, installationID int64, repo str
 	if err != nil {
 		return installationToken{}, toolerr.Wrap(err, toolerr.Internal, "the token request could not be encoded")
 	}
-	req, err := s.up.NewRequest(ctx, http.MethodPost, nil, bytes.NewReader(payload),
+	x := apiExchange(appJWT, "application/vnd.github+json", nil, maxTokenResponse,
 		"app", "installations", strconv.FormatInt(installationID, 10), "access_tokens")
+	x.Method, x.Payload, x.Success = http.MethodPost, payload, []int{http.StatusCreated}
+	a, err := s.up.Exchange(ctx, x)
 	if err != nil {
-		return installationToken{}, transportError(err)
+		return installationToken{}, answerError(err, "installation token", mintStatus, s.now())
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/vnd.github+json")
-	req.Header.Set("X-GitHub-Api-Version", APIVersion)
-	upstream.Credential{Token: appJWT}.Apply(req)
-	resp, err := s.up.Do(req)
-	if err != nil {
-		return installationToken{}, transportError(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		return installationToken{}, mintStatusError(resp.StatusCode, resp.Header, s.now())
-	}
-	if !isJSON(resp.Header.Get("Content-Type")) {
-		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer is not JSON")
-	}
-	body, err := upstream.ReadBounded(resp.Body, maxTokenResponse)
-	if err != nil {
-		return installationToken{}, transportError(err)
-	}
-	return parseTokenAnswer(body, s.now())
+	return parseTokenAnswer(a.Body, s.now())
 }
 
 // parseTokenAnswer reads the token route's 201 answer: a usable token
@@ -264,27 +247,14 @@ func parseTokenAnswer(body []byte, now time.Time) (installationToken, error) {
 	return installationToken{secret: out.Token, expires: expires}, nil
 }
 
-// mintStatusError maps a non-201 answer of the token route. A refused app
-// JWT or an unknown installation is a configuration problem of this
-// gateway, not of the caller.
-func mintStatusError(status int, h http.Header, now time.Time) *toolerr.Error {
-	if secs, ok := rateLimited(status, h, now); ok {
-		return rateLimitError(status, secs)
-	}
-	var e *toolerr.Error
-	switch status {
-	case http.StatusUnauthorized:
-		e = toolerr.New(toolerr.ProviderForbidden, "GitHub refused the App's credentials (check HEYAIRA_GITHUB_APP_ID and the private key)")
-	case http.StatusForbidden:
-		e = toolerr.New(toolerr.ProviderForbidden, "GitHub refused an installation token for this repository's installation")
-	case http.StatusNotFound:
-		e = toolerr.New(toolerr.ProviderUnconfigured, "GitHub does not know this repository's App installation")
-	case http.StatusUnprocessableEntity:
-		// The mint names the repository: GitHub refuses one the
-		// installation does not cover (or a permission the App lacks).
-		e = toolerr.New(toolerr.ProviderNotFound, "the App installation does not cover this repository with contents read")
-	default:
-		e = toolerr.New(toolerr.ProviderUnavailable, "GitHub's installation token route answered with an unexpected status")
-	}
-	return e.With("native_status", status)
+// mintStatus is the token route's table. A refused app JWT or an unknown
+// installation is a configuration problem of this gateway, not of the
+// caller.
+var mintStatus = statusTable{
+	http.StatusUnauthorized: {toolerr.ProviderForbidden, "GitHub refused the App's credentials (check HEYAIRA_GITHUB_APP_ID and the private key)"},
+	http.StatusForbidden:    {toolerr.ProviderForbidden, "GitHub refused an installation token for this repository's installation"},
+	http.StatusNotFound:     {toolerr.ProviderUnconfigured, "GitHub does not know this repository's App installation"},
+	// The mint names the repository: GitHub refuses one the installation
+	// does not cover (or a permission the App lacks).
+	http.StatusUnprocessableEntity: {toolerr.ProviderNotFound, "the App installation does not cover this repository with contents read"},
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
 // malformed is the evidence_malformed refusal. Callers pass only member

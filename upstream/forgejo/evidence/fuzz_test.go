@@ -14,7 +14,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
 )

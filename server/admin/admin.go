@@ -1,6 +1,11 @@
-package server
+// Package admin is the `agent-gateway admin` command line: the only
+// writer of the allowlist, grants and tokens (seed 002). It runs once per
+// invocation against the store the gateway uses, never at request time, so
+// it lives apart from the server's wiring and the request handlers.
+package admin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,10 +75,16 @@ func adminUsage() string {
 	return b.String()
 }
 
-// runAdmin runs one admin command against the configured store.
-func runAdmin(ctx context.Context, args []string, std Stdio) error {
+// OpenStore opens the store the gateway is configured with, given the
+// --config and --data-dir arguments the command line named (the server
+// package's loader; admin does not import it, which imports admin).
+type OpenStore func(ctx context.Context, loadArgs []string, stderr io.Writer) (store.Store, error)
+
+// Run runs one admin command against the configured store, writing its
+// result to out and flag errors to errOut.
+func Run(ctx context.Context, args []string, out, errOut io.Writer, open OpenStore) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(std.Out, adminUsage())
+		fmt.Fprint(out, adminUsage())
 		if len(args) == 0 {
 			return &UsageError{Msg: "admin: name a command"}
 		}
@@ -93,7 +104,7 @@ func runAdmin(ctx context.Context, args []string, std Stdio) error {
 	dataDir := fs.String("data-dir", "", "data directory (data_dir)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	action := cmd.setup(fs)
-	if err := parseCommandFlags(fs, args[1:], std); err != nil {
+	if err := ParseFlags(fs, args[1:], out, errOut); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
@@ -109,16 +120,12 @@ func runAdmin(ctx context.Context, args []string, std Stdio) error {
 	if *dataDir != "" {
 		loadArgs = append(loadArgs, "--data-dir", *dataDir)
 	}
-	loaded, err := Load(LoadOptions{Args: loadArgs, Stderr: std.Err})
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, loaded.Config)
+	st, err := open(ctx, loadArgs, errOut)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := action(ctx, &adminRun{st: st, out: std.Out, json: *asJSON}); err != nil {
+	if err := action(ctx, &adminRun{st: st, out: out, json: *asJSON}); err != nil {
 		var ue *UsageError
 		if errors.As(err, &ue) {
 			return &UsageError{Msg: "admin " + cmd.name + ": " + ue.Msg}
@@ -241,4 +248,23 @@ func (a *adminRun) project(ctx context.Context, id string) (store.Project, error
 		return p, fmt.Errorf("project %q does not exist (create it with admin create-project)", id)
 	}
 	return p, err
+}
+
+// ParseFlags parses args with fs for any subcommand. Asked for with -h or
+// --help, the usage goes to out (it is the answer: flag.ErrHelp, exit 0);
+// a bad flag is a *UsageError holding the error and the usage, which the
+// caller prints on errOut with exit 2.
+func ParseFlags(fs *flag.FlagSet, args []string, out, errOut io.Writer) error {
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	defer fs.SetOutput(errOut)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = out.Write(buf.Bytes())
+		return err
+	case err != nil:
+		return &UsageError{Msg: strings.TrimSuffix(buf.String(), "\n")}
+	}
+	return nil
 }

@@ -6,10 +6,12 @@
 // JSON body. Codes are stable strings that clients may switch on; messages are
 // for humans and never contain upstream bodies, header values or credentials.
 //
-// The package is a leaf: the upstream clients, the middleware and the
-// handlers return *Error (the store returns its own sentinel errors, which
-// the handlers map), so that one table (see Code.HTTPStatus) decides how a
-// code is presented.
+// The package is a leaf below every layer (internal/, imports only the
+// standard library), so errors flow downward: the upstream clients, the
+// middleware and the handlers all return *Error without any of them
+// importing a layer above it; one table (see Code.HTTPStatus) decides how
+// a code is presented. The store returns its own sentinel errors, which the
+// handlers map.
 package toolerr
 
 import (

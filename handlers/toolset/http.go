@@ -1,4 +1,4 @@
-package catalog
+package toolset
 
 import (
 	"context"
@@ -17,7 +17,7 @@ const MaxRequestBodyBytes = middleware.MaxBodyBytes
 // HTTPHandler serves the catalog over MCP Streamable HTTP, stateless with
 // JSON responses, so any replica can answer any request. A request with a
 // principal sees every tool; an anonymous one only the anonymous tools.
-func (c *Catalog) HTTPHandler(log *slog.Logger) http.Handler {
+func (c *Toolset) HTTPHandler(log *slog.Logger) http.Handler {
 	full := c.Server(nil, log)
 	anonymous := c.Server(func(t Tool) bool { return t.Policy.Anonymous }, log)
 	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {

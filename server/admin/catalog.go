@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -73,20 +73,7 @@ func adminLinkAccountRepository(fs *flag.FlagSet) func(context.Context, *adminRu
 	}
 }
 
-func adminRevokeAccountRepository(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	account := fs.String("account-id", "", "account ID (acc_…)")
-	id := fs.String("repository-id", "", "account repository ID (arp_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"account-id": account, "repository-id": id}); err != nil {
-			return err
-		}
-		r, err := a.st.RevokeAccountRepository(ctx, *account, *id)
-		if err != nil {
-			return err
-		}
-		return a.print(accountRepositoryFields(r)...)
-	}
-}
+var adminRevokeAccountRepository = revokeCommand(byAccount, "repository-id", "account repository ID (arp_…)", store.Store.RevokeAccountRepository, accountRepositoryFields)
 
 func instructionSourceFields(s store.InstructionSource) []field {
 	return []field{
@@ -106,8 +93,7 @@ func adminAddInstructionSource(fs *flag.FlagSet) func(context.Context, *adminRun
 	repo := fs.String("github-repository", "", "GitHub repository name of a repository linked to the account")
 	role := fs.String("document-role", store.RoleInstruction, "document role; only instruction is accepted")
 	path := fs.String("path", "", "repository path under docs/agents/, e.g. docs/agents/core.md")
-	commit := fs.String("commit-sha", "", "the full 40-character commit SHA to pin")
-	track := fs.String("track", "", "a branch to track instead of a commit (resolved at every dispatch)")
+	pin := pinFlags(fs, "resolved at every dispatch")
 	return func(ctx context.Context, a *adminRun) error {
 		if err := required(map[string]*string{"account-id": account, "github-owner": owner, "github-repository": repo, "path": path}); err != nil {
 			return err
@@ -115,20 +101,9 @@ func adminAddInstructionSource(fs *flag.FlagSet) func(context.Context, *adminRun
 		if *role != store.RoleInstruction {
 			return &UsageError{Msg: fmt.Sprintf("--document-role %q: account sources have role %s only", *role, store.RoleInstruction)}
 		}
-		sha := strings.ToLower(*commit)
-		switch {
-		case sha != "" && *track != "":
-			return &UsageError{Msg: "give --commit-sha or --track, not both"}
-		case sha == "" && *track == "":
-			return &UsageError{Msg: "give --commit-sha <40-character SHA> or --track <branch>"}
-		case sha != "":
-			if err := store.ValidateCommitSHA(sha); err != nil {
-				return err
-			}
-		default:
-			if err := store.ValidateBranch(*track); err != nil {
-				return err
-			}
+		sha, track, err := pin.resolve()
+		if err != nil {
+			return err
 		}
 		if err := store.ValidateInstructionPath(*path); err != nil {
 			return err
@@ -143,7 +118,7 @@ func adminAddInstructionSource(fs *flag.FlagSet) func(context.Context, *adminRun
 			return err
 		}
 		s, err := a.st.AddInstructionSource(ctx, store.NewInstructionSource{
-			AccountID: *account, RepositoryID: r.ID, Path: *path, CommitSHA: sha, TrackingRef: *track,
+			AccountID: *account, RepositoryID: r.ID, Path: *path, CommitSHA: sha, TrackingRef: track,
 		})
 		if err != nil {
 			return err
@@ -152,38 +127,9 @@ func adminAddInstructionSource(fs *flag.FlagSet) func(context.Context, *adminRun
 	}
 }
 
-func adminListInstructionSources(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	account := fs.String("account-id", "", "account ID (acc_…)")
-	all := fs.Bool("include-revoked", false, "include revoked sources")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"account-id": account}); err != nil {
-			return err
-		}
-		if _, err := a.account(ctx, *account); err != nil {
-			return err
-		}
-		ss, err := a.st.ListInstructionSources(ctx, *account, *all)
-		if err != nil {
-			return err
-		}
-		return a.printList(records(ss, instructionSourceFields))
-	}
-}
+var adminListInstructionSources = listCommand(byAccount, "sources", store.Store.ListInstructionSources, instructionSourceFields)
 
-func adminRevokeInstructionSource(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	account := fs.String("account-id", "", "account ID (acc_…)")
-	id := fs.String("source-id", "", "instruction source ID (ins_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"account-id": account, "source-id": id}); err != nil {
-			return err
-		}
-		s, err := a.st.RevokeInstructionSource(ctx, *account, *id)
-		if err != nil {
-			return err
-		}
-		return a.print(instructionSourceFields(s)...)
-	}
-}
+var adminRevokeInstructionSource = revokeCommand(byAccount, "source-id", "instruction source ID (ins_…)", store.Store.RevokeInstructionSource, instructionSourceFields)
 
 // accountLayerFields prints an account's whole core/mode configuration.
 func (a *adminRun) accountLayerFields(accountID string, ls []store.AccountLayer) []field {
@@ -334,7 +280,7 @@ func adminSetProfileLayer(fs *flag.FlagSet) func(context.Context, *adminRun) err
 		if err := store.ValidateProfileLayer(*layer); err != nil {
 			return err
 		}
-		ids := splitList(*sources)
+		ids := commaList(*sources)
 		if (len(ids) == 0) == !*unset {
 			return &UsageError{Msg: "give --source-id or --clear"}
 		}

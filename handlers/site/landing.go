@@ -1,19 +1,25 @@
-package server
+package site
 
 import (
 	"net/http"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/handlers/catalog"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/web"
 )
 
-// landing renders / from the live catalogs, so the page never lists a tool
+// Landing renders / from the live catalogs, so the page never lists a tool
 // the gateway does not serve.
-func (g *Gateway) landing(w http.ResponseWriter, r *http.Request) {
+func Landing(version, publicURL string, forgejoC, documentsC *toolset.Toolset) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		landing(w, version, publicURL, forgejoC, documentsC)
+	}
+}
+
+func landing(w http.ResponseWriter, version, publicURL string, forgejoC, documentsC *toolset.Toolset) {
 	data := web.Landing{
-		Version:   Version,
-		PublicURL: g.cfg.PublicURL,
+		Version:   version,
+		PublicURL: publicURL,
 		Endpoints: []web.Endpoint{
 			{Path: "/mcp/forgejo", What: "MCP Streamable HTTP endpoint: Forgejo tools"},
 			{Path: "/.well-known/oauth-protected-resource/mcp/forgejo", What: "RFC 9728 metadata of the Forgejo endpoint (authorization server: the Forgejo origin)"},
@@ -26,14 +32,14 @@ func (g *Gateway) landing(w http.ResponseWriter, r *http.Request) {
 			{Path: "/readyz", What: "readiness (checks the store; lists each upstream's state)"},
 		},
 		Catalogs: []web.CatalogView{
-			catalogView("/mcp/forgejo", "Anonymous callers see the public tools; callers with a Forgejo bearer token see all.", g.forgejoC),
-			catalogView("/mcp/documents", "Needs a gateway-issued bearer token with each tool's scope (documents:read, catalog:read, workflow:dispatch); legacy project tokens are refused.", g.documentsC),
+			catalogView("/mcp/forgejo", "Anonymous callers see the public tools; callers with a Forgejo bearer token see all.", forgejoC),
+			catalogView("/mcp/documents", "Needs a gateway-issued bearer token with each tool's scope (documents:read, catalog:read, workflow:dispatch); legacy project tokens are refused.", documentsC),
 		},
 	}
 	web.Render(w, http.StatusOK, "landing.html", data)
 }
 
-func catalogView(path, auth string, c *catalog.Catalog) web.CatalogView {
+func catalogView(path, auth string, c *toolset.Toolset) web.CatalogView {
 	v := web.CatalogView{Path: path, Auth: auth}
 	for _, t := range c.Tools() {
 		access := "authenticated"

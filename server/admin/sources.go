@@ -1,11 +1,10 @@
-package server
+package admin
 
 import (
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/agent-gateway/agent-gateway/store"
 )
@@ -32,27 +31,15 @@ func adminAddDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) e
 	repo := fs.String("github-repository", "", "GitHub repository name of a linked repository")
 	role := fs.String("document-role", "", "document role, e.g. runtime or instruction")
 	path := fs.String("path", "", "repository path of the document, e.g. docs/CONTINUITY_PROTOCOL.md")
-	commit := fs.String("commit-sha", "", "the full 40-character commit SHA to pin")
-	track := fs.String("track", "", "a branch to track instead of a commit (resolved at workflow dispatch)")
+	pin := pinFlags(fs, "resolved at workflow dispatch")
 	limit := fs.Int("fragment-limit", store.MaxFragmentLimit, "largest fragment in bytes (1 to 65536)")
 	return func(ctx context.Context, a *adminRun) error {
 		if err := required(map[string]*string{"project-id": project, "github-owner": owner, "github-repository": repo, "document-role": role, "path": path}); err != nil {
 			return err
 		}
-		sha := strings.ToLower(*commit)
-		switch {
-		case sha != "" && *track != "":
-			return &UsageError{Msg: "give --commit-sha or --track, not both"}
-		case sha == "" && *track == "":
-			return &UsageError{Msg: "give --commit-sha <40-character SHA> (or --track <branch>)"}
-		case sha != "":
-			if err := store.ValidateCommitSHA(sha); err != nil {
-				return err
-			}
-		default:
-			if err := store.ValidateBranch(*track); err != nil {
-				return err
-			}
+		sha, track, err := pin.resolve()
+		if err != nil {
+			return err
 		}
 		if err := store.ValidateDocumentPath(*path); err != nil {
 			return err
@@ -82,7 +69,7 @@ func adminAddDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) e
 		}
 		s, err := a.st.AddDocumentSource(ctx, store.NewDocumentSource{
 			ProjectID: *project, RepositoryID: r.ID, Role: *role, Path: *path,
-			CommitSHA: sha, TrackingRef: *track, FragmentLimit: *limit,
+			CommitSHA: sha, TrackingRef: track, FragmentLimit: *limit,
 		})
 		if err != nil {
 			return err
@@ -91,35 +78,6 @@ func adminAddDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) e
 	}
 }
 
-func adminListDocumentSources(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	all := fs.Bool("include-revoked", false, "include revoked sources")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project}); err != nil {
-			return err
-		}
-		if _, err := a.project(ctx, *project); err != nil {
-			return err
-		}
-		ss, err := a.st.ListDocumentSources(ctx, *project, *all)
-		if err != nil {
-			return err
-		}
-		return a.printList(records(ss, sourceFields))
-	}
-}
+var adminListDocumentSources = listCommand(byProject, "sources", store.Store.ListDocumentSources, sourceFields)
 
-func adminRevokeDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	id := fs.String("source-id", "", "source ID (src_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project, "source-id": id}); err != nil {
-			return err
-		}
-		s, err := a.st.RevokeDocumentSource(ctx, *project, *id)
-		if err != nil {
-			return err
-		}
-		return a.print(sourceFields(s)...)
-	}
-}
+var adminRevokeDocumentSource = revokeCommand(byProject, "source-id", "source ID (src_…)", store.Store.RevokeDocumentSource, sourceFields)

@@ -1,11 +1,11 @@
-package catalog
+package toolset
 
 import (
 	"context"
 	"slices"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 

@@ -11,6 +11,9 @@
 // LoneSurrogate, which json.Valid does not refuse); Check relies on that and reads only string bounds, brackets,
 // commas and numbers: in an object the string right after '{' or ',' is a
 // member name.
+//
+// It lives in internal/ because every layer uses it: the middleware's peek,
+// the handlers' argument decoding and the upstream clients' answers.
 package strictjson
 
 import (
@@ -174,4 +177,13 @@ func fitsFloat64(num []byte) bool {
 	}
 	_, err := strconv.ParseFloat(string(num), 64)
 	return err == nil
+}
+
+// ASCIILower is Options.FoldASCII for a Fold of strings.ToLower: it lowers
+// A-Z and leaves every other byte.
+func ASCIILower(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
 }

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -101,35 +101,6 @@ func adminLinkRepository(fs *flag.FlagSet) func(context.Context, *adminRun) erro
 	}
 }
 
-func adminListRepositories(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	all := fs.Bool("include-revoked", false, "include revoked repositories")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project}); err != nil {
-			return err
-		}
-		if _, err := a.project(ctx, *project); err != nil {
-			return err
-		}
-		rs, err := a.st.ListRepositories(ctx, *project, *all)
-		if err != nil {
-			return err
-		}
-		return a.printList(records(rs, repositoryFields))
-	}
-}
+var adminListRepositories = listCommand(byProject, "repositories", store.Store.ListRepositories, repositoryFields)
 
-func adminRevokeRepository(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	id := fs.String("repository-id", "", "repository ID (rep_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project, "repository-id": id}); err != nil {
-			return err
-		}
-		r, err := a.st.RevokeRepository(ctx, *project, *id)
-		if err != nil {
-			return err
-		}
-		return a.print(repositoryFields(r)...)
-	}
-}
+var adminRevokeRepository = revokeCommand(byProject, "repository-id", "repository ID (rep_…)", store.Store.RevokeRepository, repositoryFields)

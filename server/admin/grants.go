@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func adminIssueLegacyToken(fs *flag.FlagSet) func(context.Context, *adminRun) er
 		if _, err := a.project(ctx, *project); err != nil {
 			return err
 		}
-		t, err := a.st.IssueLegacyToken(ctx, *project, splitList(*perms))
+		t, err := a.st.IssueLegacyToken(ctx, *project, commaList(*perms))
 		if err != nil {
 			return err
 		}
@@ -32,20 +32,10 @@ func adminIssueLegacyToken(fs *flag.FlagSet) func(context.Context, *adminRun) er
 	}
 }
 
-func adminRevokeLegacyToken(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	id := fs.String("token-id", "", "token ID (ltk_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project, "token-id": id}); err != nil {
-			return err
-		}
-		t, err := a.st.RevokeLegacyToken(ctx, *project, *id)
-		if err != nil {
-			return err
-		}
-		return a.print(field{"token_id", t.ID}, field{"project_id", t.ProjectID}, field{"permissions", t.Permissions}, field{"revoked_at", t.RevokedAt})
-	}
-}
+var adminRevokeLegacyToken = revokeCommand(byProject, "token-id", "token ID (ltk_…)", store.Store.RevokeLegacyToken,
+	func(t store.LegacyToken) []field {
+		return []field{{"token_id", t.ID}, {"project_id", t.ProjectID}, {"permissions", t.Permissions}, {"revoked_at", t.RevokedAt}}
+	})
 
 // knownScopes are the scopes the gateway itself checks; others are stored
 // (a grant is a consent record) but give no access here.
@@ -124,34 +114,9 @@ func adminIssueAccessToken(fs *flag.FlagSet) func(context.Context, *adminRun) er
 	}
 }
 
-func adminListGrants(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	all := fs.Bool("include-revoked", false, "include revoked grants")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project}); err != nil {
-			return err
-		}
-		if _, err := a.project(ctx, *project); err != nil {
-			return err
-		}
-		gs, err := a.st.ListGrants(ctx, *project, *all)
-		if err != nil {
-			return err
-		}
-		return a.printList(records(gs, grantFields))
-	}
-}
+var adminListGrants = listCommand(byProject, "grants", store.Store.ListGrants, grantFields)
 
-func adminRevokeGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	grant := fs.String("grant-id", "", "grant ID (grt_…)")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"grant-id": grant}); err != nil {
-			return err
-		}
-		g, err := a.st.RevokeGrant(ctx, *grant)
-		if err != nil {
-			return err
-		}
-		return a.print(grantFields(g)...)
-	}
-}
+var adminRevokeGrant = revokeCommand(scope{}, "grant-id", "grant ID (grt_…)",
+	func(st store.Store, ctx context.Context, _, id string) (store.Grant, error) {
+		return st.RevokeGrant(ctx, id)
+	}, grantFields)

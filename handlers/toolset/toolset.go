@@ -1,9 +1,9 @@
-// Package catalog turns a list of tools into MCP servers and a Streamable
+// Package toolset turns a list of tools into MCP servers and a Streamable
 // HTTP handler. It owns the result wire format every tool shares: one text
 // content block holding the JSON result (no structured duplicate, so the
 // page budget of seed 000 is not halved), and tool failures as results with
 // isError and {"error":{"code","message",…}}.
-package catalog
+package toolset
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/args"
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
@@ -66,8 +66,8 @@ func Typed[In any](t Tool, f func(ctx context.Context, in In) (any, error)) Tool
 	return t
 }
 
-// Catalog is a named, ordered set of tools served at one MCP endpoint.
-type Catalog struct {
+// Toolset is a named, ordered set of tools served at one MCP endpoint.
+type Toolset struct {
 	Name         string
 	Version      string
 	Instructions string
@@ -77,7 +77,7 @@ type Catalog struct {
 // New returns a catalog. Duplicate tool names, and a tool whose policy asks
 // for a particular caller but whose handler was not built by Typed (so
 // nothing would enforce it), are wiring mistakes and panic.
-func New(name, version, instructions string, tools ...Tool) *Catalog {
+func New(name, version, instructions string, tools ...Tool) *Toolset {
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if seen[t.Name] {
@@ -88,14 +88,14 @@ func New(name, version, instructions string, tools ...Tool) *Catalog {
 		}
 		seen[t.Name] = true
 	}
-	return &Catalog{Name: name, Version: version, Instructions: instructions, tools: tools}
+	return &Toolset{Name: name, Version: version, Instructions: instructions, tools: tools}
 }
 
 // Tools returns the tools in catalog order.
-func (c *Catalog) Tools() []Tool { return slices.Clone(c.tools) }
+func (c *Toolset) Tools() []Tool { return slices.Clone(c.tools) }
 
 // ToolPolicy implements middleware.Policies.
-func (c *Catalog) ToolPolicy(name string) (middleware.ToolPolicy, bool) {
+func (c *Toolset) ToolPolicy(name string) (middleware.ToolPolicy, bool) {
 	for _, t := range c.tools {
 		if t.Name == name {
 			return t.Policy, true
@@ -105,10 +105,10 @@ func (c *Catalog) ToolPolicy(name string) (middleware.ToolPolicy, bool) {
 }
 
 // Has reports whether name is a tool of the catalog.
-func (c *Catalog) Has(name string) bool { _, ok := c.ToolPolicy(name); return ok }
+func (c *Toolset) Has(name string) bool { _, ok := c.ToolPolicy(name); return ok }
 
 // Server builds an MCP server holding the tools include accepts.
-func (c *Catalog) Server(include func(Tool) bool, log *slog.Logger) *mcp.Server {
+func (c *Toolset) Server(include func(Tool) bool, log *slog.Logger) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: c.Name, Version: c.Version},
 		&mcp.ServerOptions{Instructions: c.Instructions, Logger: quiet(log)})
 	for _, t := range c.tools {
@@ -130,7 +130,7 @@ func ptr[T any](v T) *T { return &v }
 
 // handler adapts a Tool to the SDK: it runs the tool, records the outcome
 // for logs and metrics, and renders the one-text-block result.
-func (c *Catalog) handler(t Tool) mcp.ToolHandler {
+func (c *Toolset) handler(t Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx = stdioCall(ctx, t.Name, req)
 		rec := middleware.RecordFromContext(ctx)

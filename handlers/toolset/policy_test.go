@@ -1,4 +1,4 @@
-package catalog
+package toolset
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/handlers/toolerr"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 

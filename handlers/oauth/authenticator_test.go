@@ -1,0 +1,58 @@
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/store"
+)
+
+type fakeTokens struct{ err error }
+
+func (f fakeTokens) LookupAccessToken(_ context.Context, secret string) (store.AccessGrant, error) {
+	if f.err != nil {
+		return store.AccessGrant{}, f.err
+	}
+	if secret != "agw_at_good" {
+		return store.AccessGrant{}, fmt.Errorf("%w: access token", store.ErrNotFound)
+	}
+	return store.AccessGrant{GrantID: "grt_1", ProjectID: "prj_1", Subject: "alice", Scopes: []string{"documents:read"}}, nil
+}
+
+func (f fakeTokens) LookupLegacyToken(_ context.Context, secret string) (store.LegacyToken, error) {
+	if secret != "agw_lt_good" {
+		return store.LegacyToken{}, fmt.Errorf("%w: legacy token", store.ErrNotFound)
+	}
+	return store.LegacyToken{ID: "ltk_1", ProjectID: "prj_1", Permissions: []string{"memory", "task"}}, nil
+}
+
+func TestStoreAuthenticator(t *testing.T) {
+	var logs bytes.Buffer
+	a := storeAuthenticator{store: fakeTokens{}, log: slog.New(slog.NewJSONHandler(&logs, nil))}
+	ctx := context.Background()
+	p, err := a.Authenticate(ctx, "agw_at_good")
+	if err != nil || p.Kind != middleware.OAuthGrant || p.Key != "grant:grt_1" || p.ProjectID != "prj_1" || !p.HasScope("documents:read") {
+		t.Fatalf("grant principal %+v, %v", p, err)
+	}
+	p, err = a.Authenticate(ctx, "agw_lt_good")
+	if err != nil || p.Kind != middleware.LegacyProjectToken || p.Key != "legacy:ltk_1" || p.HasScope("documents:read") || !p.ScopesKnown {
+		t.Fatalf("legacy principal %+v, %v", p, err)
+	}
+	for _, bad := range []string{"agw_at_bad", "agw_lt_bad", "agw_rt_refresh", "ghp_github", ""} {
+		if _, err := a.Authenticate(ctx, bad); !errors.Is(err, middleware.ErrInvalidToken) {
+			t.Fatalf("%q: %v", bad, err)
+		}
+	}
+	a.store = fakeTokens{err: errors.New("database down")}
+	if _, err := a.Authenticate(ctx, "agw_at_secret-canary"); !errors.Is(err, middleware.ErrInvalidToken) {
+		t.Fatalf("store failure: %v", err)
+	}
+	if !bytes.Contains(logs.Bytes(), []byte("database down")) || bytes.Contains(logs.Bytes(), []byte("canary")) {
+		t.Fatalf("logs: %s", logs.String())
+	}
+}

@@ -1,0 +1,134 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/internal/strictjson"
+	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream"
+)
+
+// apiExchange is a request of GitHub's REST API with a bearer token: the
+// API version header, GitHub's JSON media types, and the route's bound.
+func apiExchange(token, accept string, query url.Values, maxBody int64, segments ...string) upstream.Exchange {
+	return upstream.Exchange{
+		Segments: segments, Query: query, Accept: accept,
+		Header:     http.Header{"X-GitHub-Api-Version": {APIVersion}},
+		Credential: upstream.Credential{Token: token},
+		MaxBody:    maxBody, IsJSON: isJSON,
+	}
+}
+
+// refusal is a code and message a route gives one native status.
+type refusal struct {
+	code toolerr.Code
+	msg  string
+}
+
+// statusTable is one route's table from native status to code. A rate
+// limit (403 or 429 with GitHub's headers) comes first, whatever the
+// table says; a status the table lacks is provider_unavailable.
+type statusTable map[int]refusal
+
+func (t statusTable) refuse(se *upstream.StatusError, now time.Time) *toolerr.Error {
+	if secs, ok := rateLimited(se.Status, se.Header, now); ok {
+		return rateLimitError(se.Status, secs)
+	}
+	r, ok := t[se.Status]
+	if !ok {
+		r = refusal{toolerr.ProviderUnavailable, "GitHub answered with an unexpected status"}
+	}
+	return toolerr.Wrap(se, r.code, "%s", r.msg).With("native_status", se.Status)
+}
+
+// answerError maps the exchange's neutral errors of one route (what names
+// its answer in messages) to codes; transport failures go to transportError.
+func answerError(err error, what string, table statusTable, now time.Time) error {
+	var se *upstream.StatusError
+	if errors.As(err, &se) {
+		return table.refuse(se, now)
+	}
+	var ae *upstream.AnswerError
+	if !errors.As(err, &ae) {
+		return transportError(err)
+	}
+	switch ae.Stage {
+	case upstream.StageMediaType:
+		return toolerr.Wrap(err, toolerr.ProviderMalformed, "GitHub's %s answer is not JSON", what)
+	case upstream.StageCheck:
+		return toolerr.Wrap(err, toolerr.ProviderMalformed, "GitHub's %s answer was refused: %s", what, ae.Err.Error())
+	case upstream.StageDecode:
+		return toolerr.Wrap(err, toolerr.ProviderMalformed, "GitHub's %s answer is malformed JSON", what)
+	default:
+		return transportError(ae.Err)
+	}
+}
+
+// withToken runs read with the installation's token for repo. A token
+// GitHub refuses with 401 is dropped and read runs once more with a fresh
+// one; any other outcome is the answer.
+func withToken[T any](ctx context.Context, c *Client, installationID int64, repo string, read func(token string) (T, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		token, err := c.tokens.Token(ctx, installationID, repo)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		v, err := read(token)
+		var se *upstream.StatusError
+		if attempt == 0 && errors.As(err, &se) && se.Status == http.StatusUnauthorized {
+			c.tokens.Invalidate(installationID, repo, token)
+			continue
+		}
+		return v, err
+	}
+}
+
+// answerStrictness is what checkStrict refuses in an answer the gateway
+// decodes with encoding/json: a member repeated in one object, also after
+// case folding (encoding/json matches names without regard to case and
+// keeps the last), at any depth, and nesting over maxContentsDepth.
+var answerStrictness = strictjson.Options{
+	MaxDepth:  maxContentsDepth,
+	Fold:      strings.ToLower,
+	FoldASCII: strictjson.ASCIILower,
+}
+
+// checkStrict is the strict check of an answer read whole (branch):
+// valid JSON, then answerStrictness.
+func checkStrict(body []byte) error {
+	if !json.Valid(body) {
+		return errors.New("not valid JSON")
+	}
+	switch p, _ := strictjson.Check(body, &answerStrictness); p {
+	case strictjson.OK:
+		return nil
+	case strictjson.TooDeep:
+		return errors.New("it nests too deep")
+	default:
+		return errors.New("it repeats a member or spells one in another case")
+	}
+}
+
+// nativeStatus is the status of the answer a failed exchange got, 0 when
+// none came.
+func nativeStatus(err error) int {
+	var se *upstream.StatusError
+	var ae *upstream.AnswerError
+	var ue *upstream.Error
+	switch {
+	case errors.As(err, &se):
+		return se.Status
+	case errors.As(err, &ae):
+		return ae.Status
+	case errors.As(err, &ue):
+		return ue.Status
+	}
+	return 0
+}
