@@ -52,6 +52,12 @@ type Exchange struct {
 	IsJSON func(contentType string) bool
 	// Check, if set, refuses a body that two readers could read differently.
 	Check func(body []byte) error
+	// Close sends the exchange on a connection of its own that is closed
+	// after it (Connection: close), for rare exchanges followed at once by
+	// another: bytes a misbehaving upstream sends past Content-Length can
+	// then never be read as the head of the next answer on a reused
+	// connection.
+	Close bool
 }
 
 // Answer is a successful exchange.
@@ -132,6 +138,7 @@ func (c *Client) Exchange(ctx context.Context, x Exchange) (*Answer, error) {
 		return nil, err
 	}
 	req.GetBody = nil
+	req.Close = x.Close
 	for k, vs := range x.Header {
 		for _, v := range vs {
 			req.Header.Add(k, v)

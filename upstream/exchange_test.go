@@ -16,13 +16,13 @@ func TestExchange(t *testing.T) {
 	noLeaks(t)
 	type seen struct {
 		method, auth, accept, version, ctype, body string
-		getBody                                    bool
+		getBody, close                             bool
 	}
 	var got seen
 	srv := newCounted(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		got = seen{r.Method, r.Header.Get("Authorization"), r.Header.Get("Accept"), r.Header.Get("X-Api-Version"),
-			r.Header.Get("Content-Type"), string(b), r.GetBody != nil}
+			r.Header.Get("Content-Type"), string(b), r.GetBody != nil, r.Close}
 		switch r.URL.Path {
 		case "/ok":
 			w.Header().Set("Content-Type", "application/json")
@@ -70,6 +70,16 @@ func TestExchange(t *testing.T) {
 		}
 		if got.method != "GET" || got.auth != "Bearer tok" || got.accept != "application/json" || got.version != "v9" {
 			t.Fatalf("upstream saw %+v", got)
+		}
+	})
+	t.Run("a closing exchange asks for Connection: close, others keep the connection", func(t *testing.T) {
+		for _, closing := range []bool{false, true} {
+			if _, err := c.Exchange(t.Context(), with(func(x *Exchange) { x.Segments, x.Close = []string{"ok"}, closing })); err != nil {
+				t.Fatal(err)
+			}
+			if got.close != closing {
+				t.Fatalf("Close %v: the upstream saw Connection: close = %v", closing, got.close)
+			}
 		}
 	})
 	t.Run("payload is sent once as JSON", func(t *testing.T) {

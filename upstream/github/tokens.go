@@ -215,6 +215,9 @@ func (s *Installations) mint(ctx context.Context, installationID int64, repo str
 	x := apiExchange(appJWT, "application/vnd.github+json", nil, maxTokenResponse,
 		"app", "installations", strconv.FormatInt(installationID, 10), "access_tokens")
 	x.Method, x.Payload, x.Success = http.MethodPost, payload, []int{http.StatusCreated}
+	// A mint is rare (one an hour per installation and repository) and the
+	// Contents call it serves follows at once: on its own connection.
+	x.Close = true
 	a, err := s.up.Exchange(ctx, x)
 	if err != nil {
 		return installationToken{}, answerError(err, "installation token", mintStatus, s.now())
