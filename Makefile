@@ -74,5 +74,7 @@ fuzz:
 # version, else the commit (12 hex, -dirty) and its time, else "dev".
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
+# The shipped binary: no symbol table, DWARF or build paths (stack traces
+# keep function names and lines); docs/performance.md "Binary size".
 build:
-	$(GO) build -ldflags "-X github.com/agent-gateway/agent-gateway/server.Version=$(VERSION)" -o bin/agent-gateway .
+	$(GO) build -trimpath -ldflags "-s -w -X github.com/agent-gateway/agent-gateway/server.Version=$(VERSION)" -o bin/agent-gateway .
