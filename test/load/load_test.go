@@ -19,7 +19,7 @@ func TestRunReportsBothPaths(t *testing.T) {
 		t.Skip("builds the gateway binary")
 	}
 	var out bytes.Buffer
-	o := options{duration: 300 * time.Millisecond, concurrency: 2, latencyN: 20, maxN: 50,
+	o := options{duration: 300 * time.Millisecond, concurrency: 2, latencyN: 20, maxN: 50, warmN: 5,
 		names: []string{"anonymous", "diff page", "documents"}, gatewayEnv: []string{"GOGC=100"}, upstreamDelay: 900 * time.Microsecond}
 	if err := run(&out, o); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())

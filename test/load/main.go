@@ -44,7 +44,7 @@ func main() {
 	var gatewayEnv envList
 	flag.Var(&gatewayEnv, "gateway-env", "KEY=VALUE added to the gateway's environment only (repeatable), e.g. GOGC=400")
 	flag.Parse()
-	o := options{duration: *duration, concurrency: *concurrency, latencyN: *latencyRequests, maxN: *maxRequests,
+	o := options{duration: *duration, concurrency: *concurrency, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200,
 		names: strings.Split(*scenarios, ","), gatewayEnv: gatewayEnv, upstreamDelay: *upstreamDelay}
 	if err := run(os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
@@ -74,6 +74,7 @@ type options struct {
 	duration       time.Duration
 	concurrency    int
 	latencyN, maxN int
+	warmN          int // requests sent on each path before it is measured
 	names          []string
 	gatewayEnv     []string
 	upstreamDelay  time.Duration
@@ -172,7 +173,7 @@ func runScenario(out io.Writer, client *http.Client, s scenario, gwPid int, o op
 	}
 	var res [2]result
 	for i, t := range []target{s.direct, s.gateway} {
-		warm(client, t, 200)
+		warm(client, t, o.warmN)
 		lat, err := latency(client, t, o.latencyN)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", s.name, t.name, err)
