@@ -20,6 +20,11 @@ type Config struct {
 	LogLevel      string
 	ShutdownGrace time.Duration
 	WriteTimeout  time.Duration
+	// GCPercent and MemoryLimit are the collector policy (runtime.*), set
+	// at start unless GOGC or GOMEMLIMIT is in the environment; -1 is
+	// GOGC=off, math.MaxInt64 no limit.
+	GCPercent   int
+	MemoryLimit int64
 	// ReadHeaderTimeout bounds how long a client may take to send a
 	// request's headers; a slowloris client is cut off after it.
 	ReadHeaderTimeout time.Duration
@@ -101,6 +106,8 @@ func Default() Config {
 		DataDir:              "./data",
 		LogLevel:             "info",
 		ShutdownGrace:        30 * time.Second,
+		GCPercent:            defaultGCPercent,
+		MemoryLimit:          defaultMemoryLimit,
 		WriteTimeout:         5 * time.Minute,
 		ReadHeaderTimeout:    10 * time.Second,
 		MaxConnections:       1024,

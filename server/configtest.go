@@ -38,6 +38,7 @@ func printConfig(w io.Writer, c *Config) error {
 		{"database.url", set(c.DatabaseURL)}, {"log.level", c.LogLevel},
 		{"shutdown_grace", c.ShutdownGrace.String()}, {"http.write_timeout", c.WriteTimeout.String()},
 		{"http.read_header_timeout", c.ReadHeaderTimeout.String()},
+		{"runtime.gc_percent", formatGCPercent(c.GCPercent)}, {"runtime.memory_limit", formatMemoryLimit(c.MemoryLimit)},
 		{"http.max_connections", fmt.Sprint(c.MaxConnections)}, {"http.max_connections_per_ip", fmt.Sprint(c.MaxConnectionsPerIP)},
 		{"http.max_in_flight", fmt.Sprint(c.MaxInFlight)}, {"http.max_in_flight_per_ip", fmt.Sprint(c.MaxInFlightPerIP)},
 		{"http.body_budget_bytes", fmt.Sprint(c.BodyBudgetBytes)}, {"http.body_budget_per_ip_bytes", fmt.Sprint(c.BodyBudgetPerIPBytes)},

@@ -198,6 +198,7 @@ func runServe(ctx context.Context, args []string, std Stdio) error {
 func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gateway) error, announce func(addr string)) error {
 	log := newLogger(std.Err, cfg.LogLevel)
 	routeStdLog(log)
+	logRuntime(log, applyRuntime(cfg, os.Getenv, debugTuner))
 	g, err := New(ctx, cfg, log)
 	if err != nil {
 		return err

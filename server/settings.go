@@ -73,6 +73,16 @@ var settings = []setting{
 		return fmt.Errorf("want debug, info, warn or error")
 	}},
 	{key: "shutdown_grace", help: "how long shutdown waits for in-flight requests", set: durationSetter(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+	{key: "runtime.gc_percent", help: "the collector's GOGC percentage, or off; the environment's GOGC wins when set", set: func(c *Config, v string) error {
+		n, err := parseGCPercent(v)
+		c.GCPercent = n
+		return err
+	}},
+	{key: "runtime.memory_limit", help: "the runtime's soft memory limit (GOMEMLIMIT syntax: 24MiB, or off); the environment's GOMEMLIMIT wins when set", set: func(c *Config, v string) error {
+		n, err := parseMemoryLimit(v)
+		c.MemoryLimit = n
+		return err
+	}},
 	{key: "http.read_header_timeout", help: "longest time a client may take to send a request's headers (slowloris defence)", set: durationSetter(func(c *Config) *time.Duration { return &c.ReadHeaderTimeout })},
 	{key: "http.max_connections", help: "open connections at once; past it an idle one is closed, else the new one is refused with 503", set: positiveInt(func(c *Config) *int { return &c.MaxConnections })},
 	{key: "http.max_connections_per_ip", help: "open connections at once from one client address (the TCP peer; trusted proxies are exempt)", set: positiveInt(func(c *Config) *int { return &c.MaxConnectionsPerIP })},

@@ -25,6 +25,7 @@ func runStdio(ctx context.Context, args []string, std Stdio) error {
 	cfg := loaded.Config
 	log := newLogger(std.Err, cfg.LogLevel)
 	routeStdLog(log)
+	logRuntime(log, applyRuntime(cfg, os.Getenv, debugTuner))
 	g, err := New(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -34,6 +34,124 @@ func decodeInto(raw json.RawMessage, dst reflect.Value) error {
 	if !utf8.Valid(raw) {
 		return refuse("", "arguments are not valid UTF-8")
 	}
+	// Valid objects, every well-formed call, take one pass over the bytes
+	// (members); anything else the token walk, which names the fault.
+	if raw[0] != '{' || !json.Valid(raw) {
+		return walkTokens(raw, s, dst)
+	}
+	seen := make(map[string]bool, len(s.fields))
+	var err error
+	members(raw, func(name string, value json.RawMessage) bool {
+		err = s.member(dst, seen, name, value)
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.required(seen)
+}
+
+// member takes one member of the arguments object, in the order given.
+func (s *spec) member(dst reflect.Value, seen map[string]bool, name string, value json.RawMessage) error {
+	if seen[name] {
+		return refuse(name, "member %q appears more than once", name)
+	}
+	seen[name] = true
+	f, ok := s.byName[name]
+	if !ok {
+		return refuse(name, "unknown member %q", name)
+	}
+	return f.set(dst.Field(f.index), value)
+}
+
+// required refuses the first required member not seen.
+func (s *spec) required(seen map[string]bool) error {
+	for _, f := range s.fields {
+		if f.required && !seen[f.name] {
+			return refuse(f.name, "member %q is required", f.name)
+		}
+	}
+	return nil
+}
+
+// members calls fn with each member of obj, a JSON object json.Valid
+// accepted, in order: the name unescaped, the value's exact text. It stops
+// when fn returns false. It reads only string bounds and brackets, relying
+// on the text being valid.
+func members(obj []byte, fn func(name string, value json.RawMessage) bool) {
+	i := skipSpace(obj, 1)
+	for i < len(obj) && obj[i] == '"' {
+		end := stringEnd(obj, i)
+		name := string(obj[i+1 : end])
+		if bytes.IndexByte(obj[i:end], '\\') >= 0 {
+			_ = json.Unmarshal(obj[i:end+1], &name) // valid: json.Valid passed
+		}
+		i = skipSpace(obj, skipSpace(obj, end+1)+1) // past ':'
+		vend := valueEnd(obj, i)
+		if !fn(name, obj[i:vend]) {
+			return
+		}
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+}
+
+// valueEnd returns the end of the valid JSON value starting at obj[i].
+func valueEnd(obj []byte, i int) int {
+	depth := 0
+	for j := i; j < len(obj); j++ {
+		switch obj[j] {
+		case '"':
+			j = stringEnd(obj, j)
+			if depth == 0 {
+				return j + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return j // the end of a scalar before the object closes
+			}
+			if depth--; depth == 0 {
+				return j + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return len(obj)
+}
+
+// stringEnd returns the index of the quote closing the string opened at
+// b[open]; the text is valid, so there is one.
+func stringEnd(b []byte, open int) int {
+	for j := open + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return len(b) - 1
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// walkTokens reads the arguments with encoding/json's tokens: the path for
+// text that is not a valid object, where it names the fault (not an
+// object, invalid JSON, trailing data), and the reference the one-pass
+// reading is tested against.
+func walkTokens(raw json.RawMessage, s *spec, dst reflect.Value) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -49,16 +167,12 @@ func decodeInto(raw json.RawMessage, dst reflect.Value) error {
 		if seen[name] {
 			return refuse(name, "member %q appears more than once", name)
 		}
-		seen[name] = true
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
+			seen[name] = true
 			return refuse(name, "member %q is not valid JSON", name)
 		}
-		f, ok := s.byName[name]
-		if !ok {
-			return refuse(name, "unknown member %q", name)
-		}
-		if err := f.set(dst.Field(f.index), value); err != nil {
+		if err := s.member(dst, seen, name, value); err != nil {
 			return err
 		}
 	}
@@ -68,12 +182,7 @@ func decodeInto(raw json.RawMessage, dst reflect.Value) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return refuse("", "trailing data after the arguments object")
 	}
-	for _, f := range s.fields {
-		if f.required && !seen[f.name] {
-			return refuse(f.name, "member %q is required", f.name)
-		}
-	}
-	return nil
+	return s.required(seen)
 }
 
 func (f *field) set(dst reflect.Value, value json.RawMessage) error {

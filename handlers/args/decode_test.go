@@ -3,9 +3,12 @@ package args
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
@@ -247,8 +250,21 @@ func FuzzDecode(f *testing.F) {
 	for _, s := range []string{obj(), obj(`"delta":-1`, `"state":"open"`, `"flag":true`), `{"name":"\ud83d\ude00","count":9223372036854775807,"strict":true}`, `[]`, `{"name":"\ud800"}`, `{"a":1,"a":2}`} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`{ "name" : "x" , "count":1 ,"strict":false}`))
+	f.Add([]byte(`{"n\u0061me":"x","name":"y"}`))
+	f.Add([]byte(`{"name":{"a":[1,"}"]}}`))
+	f.Add([]byte(`{"count":1}{}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		got, err := Decode[testArgs](raw)
+		// The one-pass reading of a valid object must agree with the
+		// token walk, member by member and refusal by refusal.
+		if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && utf8.Valid(trimmed) && string(trimmed) != "null" {
+			var walked testArgs
+			werr := walkTokens(trimmed, specFor(reflect.TypeOf(walked)), reflect.ValueOf(&walked).Elem())
+			if fmt.Sprint(err) != fmt.Sprint(werr) || err == nil && !reflect.DeepEqual(got, walked) {
+				t.Fatalf("%q: one pass %+v, %v; token walk %+v, %v", raw, got, err, walked, werr)
+			}
+		}
 		if err != nil {
 			return
 		}
@@ -278,6 +294,32 @@ func FuzzDecode(f *testing.F) {
 		b2, _ := json.Marshal(back)
 		if string(b1) != string(b2) {
 			t.Fatalf("round trip changed %s to %s", b1, b2)
+		}
+	})
+}
+
+// BenchmarkDecode: a tool call's arguments read in one pass (Decode) and by
+// the token walk it replaced (walkTokens), for docs/performance.md.
+//
+//	go test ./handlers/args/ -run '^$' -bench BenchmarkDecode -benchmem
+func BenchmarkDecode(b *testing.B) {
+	raw := []byte(`{"name":"octo","count":42,"delta":-7,"strict":true}`)
+	b.Run("one-pass", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Decode[testArgs](raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("token-walk", func(b *testing.B) {
+		b.ReportAllocs()
+		s := specFor(reflect.TypeOf(testArgs{}))
+		for b.Loop() {
+			var out testArgs
+			if err := walkTokens(raw, s, reflect.ValueOf(&out).Elem()); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -8,6 +8,8 @@
 //	go run ./test/load                       # defaults: 3 s per phase, 8 workers
 //	go run ./test/load -duration 10s -concurrency 16 -latency-requests 3000
 //	go run ./test/load -scenarios anonymous -gateway-env GOGC=400
+//	go run ./test/load -scenarios anonymous -upstream-delay 0.9ms
+//	go run ./test/load -scenarios documents
 //
 // Everything binds to 127.0.0.1; every phase is bounded in time and count.
 package main
@@ -22,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -36,11 +39,14 @@ func main() {
 	concurrency := flag.Int("concurrency", 8, "workers in the throughput phase")
 	latencyRequests := flag.Int("latency-requests", 2000, "sequential requests in the latency phase")
 	maxRequests := flag.Int("max-requests", 200000, "cap on requests per throughput phase")
-	scenarios := flag.String("scenarios", "anonymous,diff page", "comma-separated scenarios to run")
+	scenarios := flag.String("scenarios", "anonymous,diff page", `comma-separated scenarios to run: anonymous, diff page, documents (every "document …" one) or one "document …" by name`)
+	upstreamDelay := flag.Duration("upstream-delay", 0, "also run the anonymous call against an emulator taking this long per answer (a real forge: 0.9ms)")
 	var gatewayEnv envList
 	flag.Var(&gatewayEnv, "gateway-env", "KEY=VALUE added to the gateway's environment only (repeatable), e.g. GOGC=400")
 	flag.Parse()
-	if err := run(os.Stdout, *duration, *concurrency, *latencyRequests, *maxRequests, strings.Split(*scenarios, ","), gatewayEnv); err != nil {
+	o := options{duration: *duration, concurrency: *concurrency, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200,
+		names: strings.Split(*scenarios, ","), gatewayEnv: gatewayEnv, upstreamDelay: *upstreamDelay}
+	if err := run(os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
@@ -59,6 +65,27 @@ type target struct {
 type scenario struct {
 	name            string
 	direct, gateway target
+	// setup and teardown, when set, run before and after the scenario.
+	setup, teardown func()
+}
+
+// options are the load run's parameters.
+type options struct {
+	duration       time.Duration
+	concurrency    int
+	latencyN, maxN int
+	warmN          int // requests sent on each path before it is measured
+	names          []string
+	gatewayEnv     []string
+	upstreamDelay  time.Duration
+}
+
+// wants reports whether the run includes a scenario: "documents" selects
+// every fragment read, and "anonymous" the slowed-emulator run beside the
+// bare one (present only with -upstream-delay).
+func (o options) wants(name string) bool {
+	return contains(o.names, name) || isDocumentScenario(name) && contains(o.names, "documents") ||
+		strings.HasPrefix(name, "anonymous, upstream") && contains(o.names, "anonymous")
 }
 
 // envList collects repeated -gateway-env flags.
@@ -74,7 +101,7 @@ func (e *envList) Set(v string) error {
 	return nil
 }
 
-func run(out io.Writer, duration time.Duration, concurrency, latencyN, maxN int, names []string, gatewayEnv []string) error {
+func run(out io.Writer, o options) error {
 	tmp, err := os.MkdirTemp("", "agent-gateway-load-")
 	if err != nil {
 		return err
@@ -89,42 +116,80 @@ func run(out io.Writer, duration time.Duration, concurrency, latencyN, maxN int,
 	if err != nil {
 		return err
 	}
-	gw, gwPid, stop, err := startGateway(tmp, emu.URL(), gatewayEnv)
+	bin, err := buildGateway(tmp)
+	if err != nil {
+		return err
+	}
+	env := gatewayBaseEnv(tmp, emu.URL())
+	var docs *documentsFixture
+	if slices.ContainsFunc(docFiles, func(d docFile) bool { return o.wants(d.scenario) }) {
+		if docs, err = startDocuments(tmp); err != nil {
+			return err
+		}
+		defer docs.emu.Close()
+		env = append(env, docs.gatewayEnv()...)
+		if err := docs.seed(bin, env); err != nil {
+			return err
+		}
+	}
+	gw, gwPid, stop, err := startGateway(bin, append(env, o.gatewayEnv...))
 	if err != nil {
 		return err
 	}
 	defer stop()
 
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2, MaxIdleConns: concurrency * 4, DisableCompression: true}}
-	all := scenarios(emu, demo, gw)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency * 2, MaxIdleConns: o.concurrency * 4, DisableCompression: true}}
+	all := scenarios(emu, demo, gw, o.upstreamDelay)
+	if docs != nil {
+		more, err := docs.scenarios(gw)
+		if err != nil {
+			return err
+		}
+		all = append(all, more...)
+	}
 	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %d workers for %s (cap %d); gateway environment: %s\n\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), latencyN, concurrency, duration, maxN, orDefault(strings.Join(gatewayEnv, " ")))
+		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), o.latencyN, o.concurrency, o.duration, o.maxN, orDefault(strings.Join(o.gatewayEnv, " ")))
 	fmt.Fprintln(out, "| scenario | path | p50 | p99 | throughput | gateway CPU per call | load + emulator CPU per call |")
 	fmt.Fprintln(out, "| --- | --- | --- | --- | --- | --- | --- |")
 	for _, s := range all {
-		if !contains(names, s.name) {
+		if !o.wants(s.name) {
 			continue
 		}
-		var res [2]result
-		for i, t := range []target{s.direct, s.gateway} {
-			warm(client, t, 200)
-			lat, err := latency(client, t, latencyN)
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", s.name, t.name, err)
-			}
-			gw0, self0 := processCPU(gwPid), selfCPU()
-			rps, n, err := throughput(client, t, concurrency, duration, maxN)
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", s.name, t.name, err)
-			}
-			res[i] = result{p50: lat.p(0.50), p99: lat.p(0.99), rps: rps}
-			gwCPU, selfCPUUsed := processCPU(gwPid)-gw0, selfCPU()-self0
-			fmt.Fprintf(out, "| %s | %s | %s | %s | %.0f req/s | %s | %s |\n", s.name, t.name, ms(res[i].p50), ms(res[i].p99), rps,
-				perCall(gwCPU, n), perCall(selfCPUUsed, n))
+		if err := runScenario(out, client, s, gwPid, o); err != nil {
+			return err
 		}
-		fmt.Fprintf(out, "| %s | gateway / direct | %.2f× | +%s | %.2f× | | |\n", s.name,
-			float64(res[1].p50)/float64(res[0].p50), ms(res[1].p99-res[0].p99), res[1].rps/res[0].rps)
 	}
+	return nil
+}
+
+// runScenario measures both paths of one scenario and prints their rows and
+// ratio.
+func runScenario(out io.Writer, client *http.Client, s scenario, gwPid int, o options) error {
+	if s.setup != nil {
+		s.setup()
+	}
+	if s.teardown != nil {
+		defer s.teardown()
+	}
+	var res [2]result
+	for i, t := range []target{s.direct, s.gateway} {
+		warm(client, t, o.warmN)
+		lat, err := latency(client, t, o.latencyN)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", s.name, t.name, err)
+		}
+		gw0, self0 := processCPU(gwPid), selfCPU()
+		rps, n, err := throughput(client, t, o.concurrency, o.duration, o.maxN)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", s.name, t.name, err)
+		}
+		res[i] = result{p50: lat.p(0.50), p99: lat.p(0.99), rps: rps}
+		gwCPU, selfCPUUsed := processCPU(gwPid)-gw0, selfCPU()-self0
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %.0f req/s | %s | %s |\n", s.name, t.name, ms(res[i].p50), ms(res[i].p99), rps,
+			perCall(gwCPU, n), perCall(selfCPUUsed, n))
+	}
+	fmt.Fprintf(out, "| %s | gateway / direct | %.2f× | +%s | %.2f× | | |\n", s.name,
+		float64(res[1].p50)/float64(res[0].p50), ms(res[1].p99-res[0].p99), res[1].rps/res[0].rps)
 	return nil
 }
 
@@ -151,20 +216,29 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// startGateway builds the binary without the race detector (figures are
-// for the production build) and runs it on a free loopback port with
-// budgets large enough not to interfere.
-func startGateway(tmp, forgejoURL string, extraEnv []string) (string, int, func(), error) {
+// buildGateway builds the binary without the race detector (figures are
+// for the production build).
+func buildGateway(tmp string) (string, error) {
 	bin := filepath.Join(tmp, "agent-gateway")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = moduleRoot()
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", 0, nil, fmt.Errorf("go build: %v\n%s", err, out)
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	addr := freeAddr()
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(),
-		"AGENT_GATEWAY_LISTEN="+addr,
+	return bin, nil
+}
+
+// gatewayBaseEnv is the gateway's environment (and the admin commands'):
+// a store in tmp, the Forgejo emulator, budgets large enough not to
+// interfere.
+func gatewayBaseEnv(tmp, forgejoURL string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENT_GATEWAY_") && !strings.HasPrefix(kv, "HEYAIRA_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
 		"AGENT_GATEWAY_DATA_DIR="+filepath.Join(tmp, "data"),
 		"AGENT_GATEWAY_FORGEJO_ORIGIN="+forgejoURL,
 		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE=1000000000",
@@ -172,7 +246,13 @@ func startGateway(tmp, forgejoURL string, extraEnv []string) (string, int, func(
 		"AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE=1000000000",
 		"AGENT_GATEWAY_LOG_LEVEL=warn",
 	)
-	cmd.Env = append(cmd.Env, extraEnv...)
+}
+
+// startGateway runs the binary on a free loopback port.
+func startGateway(bin string, env []string) (string, int, func(), error) {
+	addr := freeAddr()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(env, "AGENT_GATEWAY_LISTEN="+addr)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return "", 0, nil, err

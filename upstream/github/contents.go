@@ -219,13 +219,27 @@ func unambiguousMembers(obj []byte, known []string) bool {
 var kindNames = map[string]string{"dir": "directory", "symlink": "symlink", "submodule": "submodule"}
 
 // parseFile checks a Contents answer and decodes the file it holds.
-func parseFile(body []byte, wantPath string) (*File, error) {
+func parseFile(body []byte, wantPath string) (*File, error) { return parseAnswer(body, wantPath, true) }
+
+// parseAnswer is parseFile; without split it reads the whole answer with
+// encoding/json, the reference the split reading is fuzzed against.
+func parseAnswer(body []byte, wantPath string, split bool) (*File, error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		if !json.Valid(trimmed) {
 			return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer is malformed JSON")
 		}
 		return nil, toolerr.New(toolerr.NotRegularFile, "the path is a directory, not a regular file").With("type", "directory")
+	}
+	// The file's base64 is checked and decoded apart from the rest when it
+	// is plain base64 lines (contentlines.go); the rest, content emptied,
+	// goes through every check below.
+	var lines []byte
+	if split {
+		var rest []byte
+		if rest, lines, split = splitContent(trimmed); split {
+			trimmed = rest
+		}
 	}
 	if jsonDepth(trimmed) > maxContentsDepth {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer nests deeper than %d levels", maxContentsDepth)
@@ -269,7 +283,13 @@ func parseFile(body []byte, wantPath string) (*File, error) {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer has an unexpected encoding")
 	}
 	// GitHub breaks base64 into lines; the decoder skips \r and \n only.
-	content, err := base64.StdEncoding.Strict().DecodeString(*o.Content)
+	var content []byte
+	var err error
+	if split {
+		content, err = decodeLines(lines)
+	} else {
+		content, err = base64.StdEncoding.Strict().DecodeString(*o.Content)
+	}
 	if err != nil {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer has invalid base64 content")
 	}

@@ -26,8 +26,17 @@ import (
 func FuzzContentsJSON(f *testing.F) {
 	f.Add([]byte(`{"type":"file","encoding":"base64","size":2,"path":"a.md","sha":"`+BlobSHA([]byte("hi"))+`","content":"aGk=\n"}`), "a.md")
 	f.Add([]byte(`[{"type":"file"}]`), "docs")
+	f.Add([]byte(`{"type":"file","encoding":"base64","size":2,"path":"a.md","sha":"`+BlobSHA([]byte("hi"))+`","content":"aGk=\n","Content":"aGk=\n"}`), "a.md")
+	f.Add([]byte(`{"type":"file","encoding":"base64","size":2,"path":"a.md","sha":"`+BlobSHA([]byte("hi"))+`","content":"aG\nk=","x":[}`), "a.md")
 	f.Fuzz(func(t *testing.T, body []byte, path string) {
 		file, err := parseFile(body, path)
+		// The split reading of the base64 (contentlines.go) must agree
+		// with encoding/json reading the whole answer.
+		whole, wholeErr := parseAnswer(body, path, false)
+		if (err == nil) != (wholeErr == nil) || err != nil && toolerr.As(err).Code != toolerr.As(wholeErr).Code ||
+			err == nil && (!bytes.Equal(file.Content, whole.Content) || file.BlobSHA != whole.BlobSHA || file.Path != whole.Path) {
+			t.Fatalf("split reading: %v, %v; whole answer: %v, %v", file, err, whole, wholeErr)
+		}
 		if err != nil {
 			var te *toolerr.Error
 			if file != nil || !errors.As(err, &te) {

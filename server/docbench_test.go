@@ -1,0 +1,98 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/test/githubemu"
+	"github.com/agent-gateway/agent-gateway/upstream"
+)
+
+// BenchmarkDocumentFragment serves tools/call git_document_get of the
+// demo's 204,800-byte document (a 64 KiB fragment) through the whole
+// in-process router against the GitHub emulator; run with -cpuprofile to
+// see where a fragment's time goes (docs/performance.md, "Document
+// fragments").
+func BenchmarkDocumentFragment(b *testing.B) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		b.Fatal(err)
+	}
+	keyFile := filepath.Join(b.TempDir(), "app.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	emu, err := githubemu.Start(githubemu.Options{Dir: b.TempDir(), AppID: 1001, AppKey: &key.PublicKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer emu.Close()
+	d, err := emu.SeedDocs("demo", "handbook", 77)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := Default()
+	cfg.DataDir = b.TempDir()
+	cfg.ReadPerMinute = 1 << 30
+	cfg.GitHubAPIOrigin, _ = upstream.ParseOrigin(emu.URL())
+	cfg.GitHubAppID, cfg.GitHubAppKeyFile = 1001, keyFile
+	cfg.PublicURL = "http://127.0.0.1:8080"
+	ctx := context.Background()
+	g, err := New(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	p, err := g.store.CreateProject(ctx, "", "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := g.store.AddMember(ctx, p.ID, "alice"); err != nil {
+		b.Fatal(err)
+	}
+	repo, err := g.store.LinkRepository(ctx, p.ID, d.Owner, d.Repo, d.InstallationID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := g.store.AddDocumentSource(ctx, store.NewDocumentSource{ProjectID: p.ID, RepositoryID: repo.ID,
+		Role: store.RoleRuntime, Path: d.Runtime, CommitSHA: d.Commit})
+	if err != nil {
+		b.Fatal(err)
+	}
+	grant, err := g.store.CreateGrant(ctx, p.ID, "alice", "bench", []string{"documents:read"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := g.store.IssueAccessToken(ctx, grant.ID, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := g.Handler()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"` + src.ID + `"}}}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := httptest.NewRequest(http.MethodPost, "/mcp/documents", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+tok.Secret)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 || !bytes.Contains(rec.Body.Bytes(), []byte(`fragment_sha256`)) {
+			b.Fatalf("%d %.300s", rec.Code, rec.Body.String())
+		}
+	}
+}
