@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // LinkAccountRepository implements CatalogStore.
@@ -78,34 +79,11 @@ func (s *sqlStore) FindAccountRepository(ctx context.Context, accountID, owner, 
 
 // RevokeAccountRepository implements CatalogStore.
 func (s *sqlStore) RevokeAccountRepository(ctx context.Context, accountID, repositoryID string) (AccountRepository, error) {
-	var r AccountRepository
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if r, err = s.getAccountRepository(ctx, tx, accountID, repositoryID, false); err != nil {
-			return err
-		}
-		if r.RevokedAt != nil {
-			return nil
-		}
-		now := s.now()
-		if _, err := s.exec(ctx, tx, "revoking account repository",
-			`UPDATE account_repositories SET revoked_at = $1 WHERE account_id = $2 AND id = $3`,
-			s.d.timeArg(now), accountID, repositoryID); err != nil {
-			return err
-		}
-		if _, err := s.exec(ctx, tx, "revoking the repository's instruction sources",
-			`UPDATE instruction_sources SET revoked_at = $1
-			 WHERE account_id = $2 AND repository_id = $3 AND revoked_at IS NULL`,
-			s.d.timeArg(now), accountID, repositoryID); err != nil {
-			return err
-		}
-		r.RevokedAt = &now
-		return nil
-	})
-	if err != nil {
-		return AccountRepository{}, err
-	}
-	return r, nil
+	return revokeOnce(ctx, s, revocation{what: "account repository", table: "account_repositories", tenantColumn: "account_id",
+		cascade: "instruction_sources", cascadeWhat: "instruction sources"},
+		accountID, repositoryID, func(tx *sql.Tx) (AccountRepository, error) {
+			return s.getAccountRepository(ctx, tx, accountID, repositoryID, false)
+		}, func(r *AccountRepository) **time.Time { return &r.RevokedAt })
 }
 
 // validate checks a new instruction source.
@@ -206,26 +184,10 @@ func (s *sqlStore) ListInstructionSources(ctx context.Context, accountID string,
 
 // RevokeInstructionSource implements CatalogStore.
 func (s *sqlStore) RevokeInstructionSource(ctx context.Context, accountID, sourceID string) (InstructionSource, error) {
-	var src InstructionSource
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if src, err = s.getInstructionSource(ctx, tx, accountID, sourceID, false); err != nil {
-			return err
-		}
-		if src.RevokedAt != nil {
-			return nil
-		}
-		now := s.now()
-		src.RevokedAt = &now
-		_, err = s.exec(ctx, tx, "revoking instruction source",
-			`UPDATE instruction_sources SET revoked_at = $1 WHERE account_id = $2 AND id = $3`,
-			s.d.timeArg(now), accountID, sourceID)
-		return err
-	})
-	if err != nil {
-		return InstructionSource{}, err
-	}
-	return src, nil
+	return revokeOnce(ctx, s, revocation{what: "instruction source", table: "instruction_sources", tenantColumn: "account_id"},
+		accountID, sourceID, func(tx *sql.Tx) (InstructionSource, error) {
+			return s.getInstructionSource(ctx, tx, accountID, sourceID, false)
+		}, func(src *InstructionSource) **time.Time { return &src.RevokedAt })
 }
 
 // SetAccountLayer implements CatalogStore.

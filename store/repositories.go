@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"time"
 )
 
 // LinkRepository implements RepositoryStore.
@@ -91,32 +92,8 @@ func (s *sqlStore) ListRepositories(ctx context.Context, projectID string, inclu
 
 // RevokeRepository implements RepositoryStore.
 func (s *sqlStore) RevokeRepository(ctx context.Context, projectID, repositoryID string) (Repository, error) {
-	var r Repository
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if r, err = s.getRepository(ctx, tx, projectID, repositoryID, false); err != nil {
-			return err
-		}
-		if r.RevokedAt != nil {
-			return nil
-		}
-		now := s.now()
-		if _, err := s.exec(ctx, tx, "revoking repository",
-			`UPDATE github_repositories SET revoked_at = $1 WHERE project_id = $2 AND id = $3`,
-			s.d.timeArg(now), projectID, repositoryID); err != nil {
-			return err
-		}
-		if _, err := s.exec(ctx, tx, "revoking the repository's sources",
-			`UPDATE document_sources SET revoked_at = $1
-			 WHERE project_id = $2 AND repository_id = $3 AND revoked_at IS NULL`,
-			s.d.timeArg(now), projectID, repositoryID); err != nil {
-			return err
-		}
-		r.RevokedAt = &now
-		return nil
-	})
-	if err != nil {
-		return Repository{}, err
-	}
-	return r, nil
+	return revokeOnce(ctx, s, revocation{what: "repository", table: "github_repositories", tenantColumn: "project_id",
+		cascade: "document_sources", cascadeWhat: "sources"},
+		projectID, repositoryID, func(tx *sql.Tx) (Repository, error) { return s.getRepository(ctx, tx, projectID, repositoryID, false) },
+		func(r *Repository) **time.Time { return &r.RevokedAt })
 }
