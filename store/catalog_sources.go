@@ -9,33 +9,11 @@ import (
 
 // LinkAccountRepository implements CatalogStore.
 func (s *sqlStore) LinkAccountRepository(ctx context.Context, accountID, owner, name string, installationID int64) (AccountRepository, error) {
-	if err := ValidateGitHubOwner(owner); err != nil {
-		return AccountRepository{}, err
-	}
-	if err := ValidateGitHubRepositoryName(name); err != nil {
-		return AccountRepository{}, err
-	}
-	if installationID <= 0 {
-		return AccountRepository{}, invalid("github_installation_id", "must be a positive integer")
-	}
-	r := AccountRepository{
-		ID: newID("arp"), AccountID: accountID, Owner: owner, Name: name,
-		InstallationID: installationID, CreatedAt: s.now(),
-	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := exists(ctx, tx, "account", `SELECT 1 FROM accounts WHERE id = $1`, accountID); err != nil {
-			return err
-		}
-		_, err := s.exec(ctx, tx, "linking account repository",
-			`INSERT INTO account_repositories (id, account_id, owner, name, github_installation_id, created_at)
-			 VALUES ($1, $2, $3, $4, $5, $6)`,
-			r.ID, r.AccountID, r.Owner, r.Name, r.InstallationID, s.d.timeArg(r.CreatedAt))
-		return err
-	})
+	id, created, err := s.linkRepository(ctx, accountRepositories, accountID, owner, name, installationID)
 	if err != nil {
 		return AccountRepository{}, err
 	}
-	return r, nil
+	return AccountRepository{ID: id, AccountID: accountID, Owner: owner, Name: name, InstallationID: installationID, CreatedAt: created}, nil
 }
 
 const accountRepositoryColumns = `r.id, r.account_id, r.owner, r.name, r.github_installation_id, r.created_at, r.revoked_at`

@@ -8,33 +8,11 @@ import (
 
 // LinkRepository implements RepositoryStore.
 func (s *sqlStore) LinkRepository(ctx context.Context, projectID, owner, name string, installationID int64) (Repository, error) {
-	if err := ValidateGitHubOwner(owner); err != nil {
-		return Repository{}, err
-	}
-	if err := ValidateGitHubRepositoryName(name); err != nil {
-		return Repository{}, err
-	}
-	if installationID <= 0 {
-		return Repository{}, invalid("github_installation_id", "must be a positive integer")
-	}
-	r := Repository{
-		ID: newID("rep"), ProjectID: projectID, Owner: owner, Name: name,
-		InstallationID: installationID, CreatedAt: s.now(),
-	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := exists(ctx, tx, "project", `SELECT 1 FROM projects WHERE id = $1`, projectID); err != nil {
-			return err
-		}
-		_, err := s.exec(ctx, tx, "linking repository",
-			`INSERT INTO github_repositories (id, project_id, owner, name, github_installation_id, created_at)
-			 VALUES ($1, $2, $3, $4, $5, $6)`,
-			r.ID, r.ProjectID, r.Owner, r.Name, r.InstallationID, s.d.timeArg(r.CreatedAt))
-		return err
-	})
+	id, created, err := s.linkRepository(ctx, projectRepositories, projectID, owner, name, installationID)
 	if err != nil {
 		return Repository{}, err
 	}
-	return r, nil
+	return Repository{ID: id, ProjectID: projectID, Owner: owner, Name: name, InstallationID: installationID, CreatedAt: created}, nil
 }
 
 const repositoryColumns = `r.id, r.project_id, r.owner, r.name, r.github_installation_id, r.created_at, r.revoked_at`
