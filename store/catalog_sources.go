@@ -31,15 +31,7 @@ func scanAccountRepository(row rowScanner) (AccountRepository, error) {
 // getAccountRepository reads a repository of the account; lock holds the
 // row until the transaction ends.
 func (s *sqlStore) getAccountRepository(ctx context.Context, q queryer, accountID, repositoryID string, lock bool) (AccountRepository, error) {
-	query := `SELECT ` + accountRepositoryColumns + ` FROM account_repositories r WHERE r.account_id = $1 AND r.id = $2`
-	if lock {
-		query += s.d.forShare()
-	}
-	r, err := scanAccountRepository(q.QueryRowContext(ctx, query, accountID, repositoryID))
-	if err != nil {
-		return AccountRepository{}, notFound(err, "account repository")
-	}
-	return r, nil
+	return getRepositoryLink(ctx, s, q, accountRepositories, scanAccountRepository, accountID, repositoryID, lock)
 }
 
 // FindAccountRepository implements CatalogStore.

@@ -35,15 +35,7 @@ func (s *sqlStore) GetRepository(ctx context.Context, projectID, repositoryID st
 // getRepository reads a repository of the project; lock appends the
 // dialect's FOR SHARE, holding the row until the transaction ends.
 func (s *sqlStore) getRepository(ctx context.Context, q queryer, projectID, repositoryID string, lock bool) (Repository, error) {
-	query := `SELECT ` + repositoryColumns + ` FROM github_repositories r WHERE r.project_id = $1 AND r.id = $2`
-	if lock {
-		query += s.d.forShare()
-	}
-	r, err := scanRepository(q.QueryRowContext(ctx, query, projectID, repositoryID))
-	if err != nil {
-		return Repository{}, notFound(err, "repository")
-	}
-	return r, nil
+	return getRepositoryLink(ctx, s, q, projectRepositories, scanRepository, projectID, repositoryID, lock)
 }
 
 // FindRepository implements RepositoryStore.

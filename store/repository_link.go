@@ -15,15 +15,16 @@ type repositoryOwner struct {
 	owners   string // the owners' table
 	table    string // the links' table
 	column   string // the links' owner column
+	columns  string // the links' columns, as scan reads them
 	idPrefix string
-	what     string // "repository": for the error of a failed write
+	what     string // "repository": for refusals and the error of a failed write
 }
 
 var (
 	projectRepositories = repositoryOwner{kind: "project", owners: "projects", table: "github_repositories",
-		column: "project_id", idPrefix: "rep", what: "repository"}
+		column: "project_id", columns: repositoryColumns, idPrefix: "rep", what: "repository"}
 	accountRepositories = repositoryOwner{kind: "account", owners: "accounts", table: "account_repositories",
-		column: "account_id", idPrefix: "arp", what: "account repository"}
+		column: "account_id", columns: accountRepositoryColumns, idPrefix: "arp", what: "account repository"}
 )
 
 // linkRepository checks and stores a new link of owner/name, read through
@@ -54,4 +55,20 @@ func (s *sqlStore) linkRepository(ctx context.Context, o repositoryOwner, ownerI
 		return "", time.Time{}, err
 	}
 	return id, created, nil
+}
+
+// getRepositoryLink reads the link id of the owner ownerID (anything else,
+// another owner's included, is ErrNotFound); lock appends the dialect's FOR
+// SHARE, holding the row until the transaction ends.
+func getRepositoryLink[T any](ctx context.Context, s *sqlStore, q queryer, o repositoryOwner, scan func(rowScanner) (T, error), ownerID, id string, lock bool) (T, error) {
+	query := `SELECT ` + o.columns + ` FROM ` + o.table + ` r WHERE r.` + o.column + ` = $1 AND r.id = $2`
+	if lock {
+		query += s.d.forShare()
+	}
+	r, err := scan(q.QueryRowContext(ctx, query, ownerID, id))
+	if err != nil {
+		var zero T
+		return zero, notFound(err, o.what)
+	}
+	return r, nil
 }
