@@ -36,15 +36,7 @@ func (s *sqlStore) getAccountRepository(ctx context.Context, q queryer, accountI
 
 // FindAccountRepository implements CatalogStore.
 func (s *sqlStore) FindAccountRepository(ctx context.Context, accountID, owner, name string) (AccountRepository, error) {
-	r, err := scanAccountRepository(s.db.QueryRowContext(ctx,
-		`SELECT `+accountRepositoryColumns+` FROM account_repositories r
-		 WHERE r.account_id = $1 AND lower(r.owner) = lower($2) AND lower(r.name) = lower($3)
-		   AND r.revoked_at IS NULL`,
-		accountID, owner, name))
-	if err != nil {
-		return AccountRepository{}, notFound(err, "account repository")
-	}
-	return r, nil
+	return findRepositoryLink(ctx, s, accountRepositories, scanAccountRepository, accountID, owner, name)
 }
 
 // RevokeAccountRepository implements CatalogStore.

@@ -40,15 +40,7 @@ func (s *sqlStore) getRepository(ctx context.Context, q queryer, projectID, repo
 
 // FindRepository implements RepositoryStore.
 func (s *sqlStore) FindRepository(ctx context.Context, projectID, owner, name string) (Repository, error) {
-	r, err := scanRepository(s.db.QueryRowContext(ctx,
-		`SELECT `+repositoryColumns+` FROM github_repositories r
-		 WHERE r.project_id = $1 AND lower(r.owner) = lower($2) AND lower(r.name) = lower($3)
-		   AND r.revoked_at IS NULL`,
-		projectID, owner, name))
-	if err != nil {
-		return Repository{}, notFound(err, "repository")
-	}
-	return r, nil
+	return findRepositoryLink(ctx, s, projectRepositories, scanRepository, projectID, owner, name)
 }
 
 // ListRepositories implements RepositoryStore.

@@ -72,3 +72,18 @@ func getRepositoryLink[T any](ctx context.Context, s *sqlStore, q queryer, o rep
 	}
 	return r, nil
 }
+
+// findRepositoryLink reads the active link of owner/name (GitHub names are
+// compared without case) of the owner ownerID, or ErrNotFound.
+func findRepositoryLink[T any](ctx context.Context, s *sqlStore, o repositoryOwner, scan func(rowScanner) (T, error), ownerID, owner, name string) (T, error) {
+	r, err := scan(s.db.QueryRowContext(ctx,
+		`SELECT `+o.columns+` FROM `+o.table+` r
+		 WHERE r.`+o.column+` = $1 AND lower(r.owner) = lower($2) AND lower(r.name) = lower($3)
+		   AND r.revoked_at IS NULL`,
+		ownerID, owner, name))
+	if err != nil {
+		var zero T
+		return zero, notFound(err, o.what)
+	}
+	return r, nil
+}
