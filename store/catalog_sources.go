@@ -9,23 +9,13 @@ import (
 
 // LinkAccountRepository implements CatalogStore.
 func (s *sqlStore) LinkAccountRepository(ctx context.Context, accountID, owner, name string, installationID int64) (AccountRepository, error) {
-	id, created, err := s.linkRepository(ctx, accountRepositories, accountID, owner, name, installationID)
-	if err != nil {
-		return AccountRepository{}, err
-	}
-	return AccountRepository{ID: id, AccountID: accountID, Owner: owner, Name: name, InstallationID: installationID, CreatedAt: created}, nil
+	return linkRepository(ctx, s, accountRepositories, repositoryLink.account, accountID, owner, name, installationID)
 }
 
 const accountRepositoryColumns = `r.id, r.account_id, r.owner, r.name, r.github_installation_id, r.created_at, r.revoked_at`
 
 func scanAccountRepository(row rowScanner) (AccountRepository, error) {
-	var r AccountRepository
-	var created, revoked dbTime
-	if err := row.Scan(&r.ID, &r.AccountID, &r.Owner, &r.Name, &r.InstallationID, &created, &revoked); err != nil {
-		return AccountRepository{}, err
-	}
-	r.CreatedAt, r.RevokedAt = created.t, revoked.ptr()
-	return r, nil
+	return scanRepositoryLink(row, repositoryLink.account)
 }
 
 // getAccountRepository reads a repository of the account; lock holds the

@@ -8,23 +8,13 @@ import (
 
 // LinkRepository implements RepositoryStore.
 func (s *sqlStore) LinkRepository(ctx context.Context, projectID, owner, name string, installationID int64) (Repository, error) {
-	id, created, err := s.linkRepository(ctx, projectRepositories, projectID, owner, name, installationID)
-	if err != nil {
-		return Repository{}, err
-	}
-	return Repository{ID: id, ProjectID: projectID, Owner: owner, Name: name, InstallationID: installationID, CreatedAt: created}, nil
+	return linkRepository(ctx, s, projectRepositories, repositoryLink.project, projectID, owner, name, installationID)
 }
 
 const repositoryColumns = `r.id, r.project_id, r.owner, r.name, r.github_installation_id, r.created_at, r.revoked_at`
 
 func scanRepository(row rowScanner) (Repository, error) {
-	var r Repository
-	var created, revoked dbTime
-	if err := row.Scan(&r.ID, &r.ProjectID, &r.Owner, &r.Name, &r.InstallationID, &created, &revoked); err != nil {
-		return Repository{}, err
-	}
-	r.CreatedAt, r.RevokedAt = created.t, revoked.ptr()
-	return r, nil
+	return scanRepositoryLink(row, repositoryLink.project)
 }
 
 // GetRepository implements RepositoryStore.

@@ -27,20 +27,54 @@ var (
 		column: "account_id", columns: accountRepositoryColumns, idPrefix: "arp", what: "account repository"}
 )
 
+// repositoryLink is the record both link tables hold, whatever the owner;
+// project and account shape it as the owner's own type.
+type repositoryLink struct {
+	id, ownerID, owner, name string
+	installationID           int64
+	createdAt                time.Time
+	revokedAt                *time.Time
+}
+
+func (l repositoryLink) project() Repository {
+	return Repository{ID: l.id, ProjectID: l.ownerID, Owner: l.owner, Name: l.name,
+		InstallationID: l.installationID, CreatedAt: l.createdAt, RevokedAt: l.revokedAt}
+}
+
+func (l repositoryLink) account() AccountRepository {
+	return AccountRepository{ID: l.id, AccountID: l.ownerID, Owner: l.owner, Name: l.name,
+		InstallationID: l.installationID, CreatedAt: l.createdAt, RevokedAt: l.revokedAt}
+}
+
+// scanRepositoryLink reads one row of a repositoryOwner's columns and
+// shapes it with as.
+func scanRepositoryLink[T any](row rowScanner, as func(repositoryLink) T) (T, error) {
+	var l repositoryLink
+	var created, revoked dbTime
+	if err := row.Scan(&l.id, &l.ownerID, &l.owner, &l.name, &l.installationID, &created, &revoked); err != nil {
+		var zero T
+		return zero, err
+	}
+	l.createdAt, l.revokedAt = created.t, revoked.ptr()
+	return as(l), nil
+}
+
 // linkRepository checks and stores a new link of owner/name, read through
-// installationID, for the owner ownerID, which must exist. It returns the
-// link's ID and creation time.
-func (s *sqlStore) linkRepository(ctx context.Context, o repositoryOwner, ownerID, owner, name string, installationID int64) (string, time.Time, error) {
+// installationID, for the owner ownerID, which must exist, and returns it
+// shaped with as.
+func linkRepository[T any](ctx context.Context, s *sqlStore, o repositoryOwner, as func(repositoryLink) T, ownerID, owner, name string, installationID int64) (T, error) {
+	var zero T
 	if err := ValidateGitHubOwner(owner); err != nil {
-		return "", time.Time{}, err
+		return zero, err
 	}
 	if err := ValidateGitHubRepositoryName(name); err != nil {
-		return "", time.Time{}, err
+		return zero, err
 	}
 	if installationID <= 0 {
-		return "", time.Time{}, invalid("github_installation_id", "must be a positive integer")
+		return zero, invalid("github_installation_id", "must be a positive integer")
 	}
-	id, created := newID(o.idPrefix), s.now()
+	l := repositoryLink{id: newID(o.idPrefix), ownerID: ownerID, owner: owner, name: name,
+		installationID: installationID, createdAt: s.now()}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := exists(ctx, tx, o.kind, `SELECT 1 FROM `+o.owners+` WHERE id = $1`, ownerID); err != nil {
 			return err
@@ -48,13 +82,13 @@ func (s *sqlStore) linkRepository(ctx context.Context, o repositoryOwner, ownerI
 		_, err := s.exec(ctx, tx, "linking "+o.what,
 			`INSERT INTO `+o.table+` (id, `+o.column+`, owner, name, github_installation_id, created_at)
 			 VALUES ($1, $2, $3, $4, $5, $6)`,
-			id, ownerID, owner, name, installationID, s.d.timeArg(created))
+			l.id, ownerID, owner, name, installationID, s.d.timeArg(l.createdAt))
 		return err
 	})
 	if err != nil {
-		return "", time.Time{}, err
+		return zero, err
 	}
-	return id, created, nil
+	return as(l), nil
 }
 
 // getRepositoryLink reads the link id of the owner ownerID (anything else,
