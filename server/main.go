@@ -192,18 +192,28 @@ func runServe(ctx context.Context, args []string, std Stdio) error {
 	return serveGateway(ctx, loaded.Config, std, nil, nil)
 }
 
+// openGateway is how every command that runs the gateway starts it: the
+// logger writes to std.Err at cfg's level, the standard library's log is
+// routed through it, the collector policy (runtime.*) is applied and
+// logged, and the gateway is wired with it (g.log). The caller closes the
+// gateway.
+func openGateway(ctx context.Context, cfg Config, std Stdio) (*Gateway, error) {
+	log := newLogger(std.Err, cfg.LogLevel)
+	routeStdLog(log)
+	logRuntime(log, applyRuntime(cfg, os.Getenv, debugTuner))
+	return New(ctx, cfg, log)
+}
+
 // serveGateway wires, listens and serves cfg until ctx ends. prepare, if
 // set, runs on the wired gateway before it listens (the demo seeds its
 // store there); announce, if set, once the listener is open.
 func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gateway) error, announce func(addr string)) error {
-	log := newLogger(std.Err, cfg.LogLevel)
-	routeStdLog(log)
-	logRuntime(log, applyRuntime(cfg, os.Getenv, debugTuner))
-	g, err := New(ctx, cfg, log)
+	g, err := openGateway(ctx, cfg, std)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
+	log := g.log
 	if prepare != nil {
 		if err := prepare(g); err != nil {
 			return err

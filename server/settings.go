@@ -88,8 +88,8 @@ var settings = []setting{
 	{key: "http.max_connections_per_ip", help: "open connections at once from one client address (the TCP peer; trusted proxies are exempt)", set: positiveInt(func(c *Config) *int { return &c.MaxConnectionsPerIP })},
 	{key: "http.max_in_flight", help: "requests being served at once; past it 503 with Retry-After", set: positiveInt(func(c *Config) *int { return &c.MaxInFlight })},
 	{key: "http.max_in_flight_per_ip", help: "requests being served at once for one client IP; past it 429 with Retry-After", set: positiveInt(func(c *Config) *int { return &c.MaxInFlightPerIP })},
-	{key: "http.body_budget_bytes", help: "request-body bytes buffered at once by all requests; past it 503 with Retry-After", set: positiveInt64(func(c *Config) *int64 { return &c.BodyBudgetBytes })},
-	{key: "http.body_budget_per_ip_bytes", help: "request-body bytes buffered at once for one client IP; past it 429 with Retry-After", set: positiveInt64(func(c *Config) *int64 { return &c.BodyBudgetPerIPBytes })},
+	{key: "http.body_budget_bytes", help: "request-body bytes buffered at once by all requests; past it 503 with Retry-After", set: positiveInt(func(c *Config) *int64 { return &c.BodyBudgetBytes })},
+	{key: "http.body_budget_per_ip_bytes", help: "request-body bytes buffered at once for one client IP; past it 429 with Retry-After", set: positiveInt(func(c *Config) *int64 { return &c.BodyBudgetPerIPBytes })},
 	{key: "http.write_timeout", help: "longest time one write to a client may block; per write, not a deadline on the whole response (a diff page takes as long as its upstream makes progress)", set: durationSetter(func(c *Config) *time.Duration { return &c.WriteTimeout })},
 	{key: "forgejo.origin", flag: "forgejo-origin", help: "Forgejo origin, https:// (http:// only on loopback)", set: originSetter(func(c *Config) **url.URL { return &c.ForgejoOrigin })},
 	{key: "forgejo.io_timeout", help: "per-request I/O timeout towards Forgejo (each wait for progress)", set: durationSetter(func(c *Config) *time.Duration { return &c.ForgejoIOTimeout })},
@@ -272,24 +272,15 @@ func durationSetter(field func(*Config) *time.Duration) func(*Config, string) er
 	}
 }
 
-func positiveInt(field func(*Config) *int) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return fmt.Errorf("want a positive integer")
-		}
-		*field(c) = n
-		return nil
-	}
-}
-
-func positiveInt64(field func(*Config) *int64) func(*Config, string) error {
+// positiveInt sets an int or int64 field from a positive decimal integer
+// that fits it; one parser serves both widths.
+func positiveInt[T int | int64](field func(*Config) *T) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
+		if err != nil || n <= 0 || int64(T(n)) != n {
 			return fmt.Errorf("want a positive integer")
 		}
-		*field(c) = n
+		*field(c) = T(n)
 		return nil
 	}
 }

@@ -23,14 +23,12 @@ func runStdio(ctx context.Context, args []string, std Stdio) error {
 		return err
 	}
 	cfg := loaded.Config
-	log := newLogger(std.Err, cfg.LogLevel)
-	routeStdLog(log)
-	logRuntime(log, applyRuntime(cfg, os.Getenv, debugTuner))
-	g, err := New(ctx, cfg, log)
+	g, err := openGateway(ctx, cfg, std)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
+	log := g.log
 	cred, err := processCredential(cfg)
 	if err != nil {
 		return err

@@ -4,108 +4,38 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // LinkAccountRepository implements CatalogStore.
 func (s *sqlStore) LinkAccountRepository(ctx context.Context, accountID, owner, name string, installationID int64) (AccountRepository, error) {
-	if err := ValidateGitHubOwner(owner); err != nil {
-		return AccountRepository{}, err
-	}
-	if err := ValidateGitHubRepositoryName(name); err != nil {
-		return AccountRepository{}, err
-	}
-	if installationID <= 0 {
-		return AccountRepository{}, invalid("github_installation_id", "must be a positive integer")
-	}
-	r := AccountRepository{
-		ID: newID("arp"), AccountID: accountID, Owner: owner, Name: name,
-		InstallationID: installationID, CreatedAt: s.now(),
-	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := exists(ctx, tx, "account", `SELECT 1 FROM accounts WHERE id = $1`, accountID); err != nil {
-			return err
-		}
-		_, err := s.exec(ctx, tx, "linking account repository",
-			`INSERT INTO account_repositories (id, account_id, owner, name, github_installation_id, created_at)
-			 VALUES ($1, $2, $3, $4, $5, $6)`,
-			r.ID, r.AccountID, r.Owner, r.Name, r.InstallationID, s.d.timeArg(r.CreatedAt))
-		return err
-	})
-	if err != nil {
-		return AccountRepository{}, err
-	}
-	return r, nil
+	return linkRepository(ctx, s, accountRepositories, repositoryLink.account, accountID, owner, name, installationID)
 }
 
 const accountRepositoryColumns = `r.id, r.account_id, r.owner, r.name, r.github_installation_id, r.created_at, r.revoked_at`
 
 func scanAccountRepository(row rowScanner) (AccountRepository, error) {
-	var r AccountRepository
-	var created, revoked dbTime
-	if err := row.Scan(&r.ID, &r.AccountID, &r.Owner, &r.Name, &r.InstallationID, &created, &revoked); err != nil {
-		return AccountRepository{}, err
-	}
-	r.CreatedAt, r.RevokedAt = created.t, revoked.ptr()
-	return r, nil
+	return scanRepositoryLink(row, repositoryLink.account)
 }
 
 // getAccountRepository reads a repository of the account; lock holds the
 // row until the transaction ends.
 func (s *sqlStore) getAccountRepository(ctx context.Context, q queryer, accountID, repositoryID string, lock bool) (AccountRepository, error) {
-	query := `SELECT ` + accountRepositoryColumns + ` FROM account_repositories r WHERE r.account_id = $1 AND r.id = $2`
-	if lock {
-		query += s.d.forShare()
-	}
-	r, err := scanAccountRepository(q.QueryRowContext(ctx, query, accountID, repositoryID))
-	if err != nil {
-		return AccountRepository{}, notFound(err, "account repository")
-	}
-	return r, nil
+	return getRepositoryLink(ctx, s, q, accountRepositories, scanAccountRepository, accountID, repositoryID, lock)
 }
 
 // FindAccountRepository implements CatalogStore.
 func (s *sqlStore) FindAccountRepository(ctx context.Context, accountID, owner, name string) (AccountRepository, error) {
-	r, err := scanAccountRepository(s.db.QueryRowContext(ctx,
-		`SELECT `+accountRepositoryColumns+` FROM account_repositories r
-		 WHERE r.account_id = $1 AND lower(r.owner) = lower($2) AND lower(r.name) = lower($3)
-		   AND r.revoked_at IS NULL`,
-		accountID, owner, name))
-	if err != nil {
-		return AccountRepository{}, notFound(err, "account repository")
-	}
-	return r, nil
+	return findRepositoryLink(ctx, s, accountRepositories, scanAccountRepository, accountID, owner, name)
 }
 
 // RevokeAccountRepository implements CatalogStore.
 func (s *sqlStore) RevokeAccountRepository(ctx context.Context, accountID, repositoryID string) (AccountRepository, error) {
-	var r AccountRepository
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if r, err = s.getAccountRepository(ctx, tx, accountID, repositoryID, false); err != nil {
-			return err
-		}
-		if r.RevokedAt != nil {
-			return nil
-		}
-		now := s.now()
-		if _, err := s.exec(ctx, tx, "revoking account repository",
-			`UPDATE account_repositories SET revoked_at = $1 WHERE account_id = $2 AND id = $3`,
-			s.d.timeArg(now), accountID, repositoryID); err != nil {
-			return err
-		}
-		if _, err := s.exec(ctx, tx, "revoking the repository's instruction sources",
-			`UPDATE instruction_sources SET revoked_at = $1
-			 WHERE account_id = $2 AND repository_id = $3 AND revoked_at IS NULL`,
-			s.d.timeArg(now), accountID, repositoryID); err != nil {
-			return err
-		}
-		r.RevokedAt = &now
-		return nil
-	})
-	if err != nil {
-		return AccountRepository{}, err
-	}
-	return r, nil
+	return revokeOnce(ctx, s, revocation{what: "account repository", table: "account_repositories", tenantColumn: "account_id",
+		cascade: "instruction_sources", cascadeWhat: "instruction sources"},
+		accountID, repositoryID, func(tx *sql.Tx) (AccountRepository, error) {
+			return s.getAccountRepository(ctx, tx, accountID, repositoryID, false)
+		}, func(r *AccountRepository) **time.Time { return &r.RevokedAt })
 }
 
 // validate checks a new instruction source.
@@ -206,26 +136,10 @@ func (s *sqlStore) ListInstructionSources(ctx context.Context, accountID string,
 
 // RevokeInstructionSource implements CatalogStore.
 func (s *sqlStore) RevokeInstructionSource(ctx context.Context, accountID, sourceID string) (InstructionSource, error) {
-	var src InstructionSource
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if src, err = s.getInstructionSource(ctx, tx, accountID, sourceID, false); err != nil {
-			return err
-		}
-		if src.RevokedAt != nil {
-			return nil
-		}
-		now := s.now()
-		src.RevokedAt = &now
-		_, err = s.exec(ctx, tx, "revoking instruction source",
-			`UPDATE instruction_sources SET revoked_at = $1 WHERE account_id = $2 AND id = $3`,
-			s.d.timeArg(now), accountID, sourceID)
-		return err
-	})
-	if err != nil {
-		return InstructionSource{}, err
-	}
-	return src, nil
+	return revokeOnce(ctx, s, revocation{what: "instruction source", table: "instruction_sources", tenantColumn: "account_id"},
+		accountID, sourceID, func(tx *sql.Tx) (InstructionSource, error) {
+			return s.getInstructionSource(ctx, tx, accountID, sourceID, false)
+		}, func(src *InstructionSource) **time.Time { return &src.RevokedAt })
 }
 
 // SetAccountLayer implements CatalogStore.

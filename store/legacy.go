@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // IssueLegacyToken implements LegacyTokenStore.
@@ -66,27 +67,14 @@ func (s *sqlStore) LookupLegacyToken(ctx context.Context, secret string) (Legacy
 
 // RevokeLegacyToken implements LegacyTokenStore.
 func (s *sqlStore) RevokeLegacyToken(ctx context.Context, projectID, tokenID string) (LegacyToken, error) {
-	var t LegacyToken
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		t, err = scanLegacy(tx.QueryRowContext(ctx,
-			`SELECT `+legacyColumns+` FROM legacy_project_tokens WHERE project_id = $1 AND id = $2`,
-			projectID, tokenID))
-		if err != nil {
-			return notFound(err, "legacy token")
-		}
-		if t.RevokedAt != nil {
-			return nil
-		}
-		now := s.now()
-		t.RevokedAt = &now
-		_, err = s.exec(ctx, tx, "revoking legacy token",
-			`UPDATE legacy_project_tokens SET revoked_at = $1 WHERE project_id = $2 AND id = $3`,
-			s.d.timeArg(now), projectID, tokenID)
-		return err
-	})
-	if err != nil {
-		return LegacyToken{}, err
-	}
-	return t, nil
+	return revokeOnce(ctx, s, revocation{what: "legacy token", table: "legacy_project_tokens", tenantColumn: "project_id"},
+		projectID, tokenID, func(tx *sql.Tx) (LegacyToken, error) {
+			t, err := scanLegacy(tx.QueryRowContext(ctx,
+				`SELECT `+legacyColumns+` FROM legacy_project_tokens WHERE project_id = $1 AND id = $2`,
+				projectID, tokenID))
+			if err != nil {
+				return LegacyToken{}, notFound(err, "legacy token")
+			}
+			return t, nil
+		}, func(t *LegacyToken) **time.Time { return &t.RevokedAt })
 }

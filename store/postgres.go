@@ -41,16 +41,7 @@ func openPostgres(ctx context.Context, url string) (Store, error) {
 	db.SetMaxOpenConns(postgresMaxConns)
 	db.SetMaxIdleConns(postgresMaxConns)
 	db.SetConnMaxIdleTime(postgresMaxIdleTime)
-	s := newSQLStore(db, postgresDialect{})
-	if err := s.Ping(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := migrate(ctx, s); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return s, nil
+	return openSQLStore(ctx, db, postgresDialect{}, func(ctx context.Context, s *sqlStore) error { return s.Ping(ctx) })
 }
 
 // pgconnConfig parses the URL. Its error is static: pgx's parse errors can

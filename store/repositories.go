@@ -3,49 +3,18 @@ package store
 import (
 	"context"
 	"database/sql"
+	"time"
 )
 
 // LinkRepository implements RepositoryStore.
 func (s *sqlStore) LinkRepository(ctx context.Context, projectID, owner, name string, installationID int64) (Repository, error) {
-	if err := ValidateGitHubOwner(owner); err != nil {
-		return Repository{}, err
-	}
-	if err := ValidateGitHubRepositoryName(name); err != nil {
-		return Repository{}, err
-	}
-	if installationID <= 0 {
-		return Repository{}, invalid("github_installation_id", "must be a positive integer")
-	}
-	r := Repository{
-		ID: newID("rep"), ProjectID: projectID, Owner: owner, Name: name,
-		InstallationID: installationID, CreatedAt: s.now(),
-	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := exists(ctx, tx, "project", `SELECT 1 FROM projects WHERE id = $1`, projectID); err != nil {
-			return err
-		}
-		_, err := s.exec(ctx, tx, "linking repository",
-			`INSERT INTO github_repositories (id, project_id, owner, name, github_installation_id, created_at)
-			 VALUES ($1, $2, $3, $4, $5, $6)`,
-			r.ID, r.ProjectID, r.Owner, r.Name, r.InstallationID, s.d.timeArg(r.CreatedAt))
-		return err
-	})
-	if err != nil {
-		return Repository{}, err
-	}
-	return r, nil
+	return linkRepository(ctx, s, projectRepositories, repositoryLink.project, projectID, owner, name, installationID)
 }
 
 const repositoryColumns = `r.id, r.project_id, r.owner, r.name, r.github_installation_id, r.created_at, r.revoked_at`
 
 func scanRepository(row rowScanner) (Repository, error) {
-	var r Repository
-	var created, revoked dbTime
-	if err := row.Scan(&r.ID, &r.ProjectID, &r.Owner, &r.Name, &r.InstallationID, &created, &revoked); err != nil {
-		return Repository{}, err
-	}
-	r.CreatedAt, r.RevokedAt = created.t, revoked.ptr()
-	return r, nil
+	return scanRepositoryLink(row, repositoryLink.project)
 }
 
 // GetRepository implements RepositoryStore.
@@ -56,28 +25,12 @@ func (s *sqlStore) GetRepository(ctx context.Context, projectID, repositoryID st
 // getRepository reads a repository of the project; lock appends the
 // dialect's FOR SHARE, holding the row until the transaction ends.
 func (s *sqlStore) getRepository(ctx context.Context, q queryer, projectID, repositoryID string, lock bool) (Repository, error) {
-	query := `SELECT ` + repositoryColumns + ` FROM github_repositories r WHERE r.project_id = $1 AND r.id = $2`
-	if lock {
-		query += s.d.forShare()
-	}
-	r, err := scanRepository(q.QueryRowContext(ctx, query, projectID, repositoryID))
-	if err != nil {
-		return Repository{}, notFound(err, "repository")
-	}
-	return r, nil
+	return getRepositoryLink(ctx, s, q, projectRepositories, scanRepository, projectID, repositoryID, lock)
 }
 
 // FindRepository implements RepositoryStore.
 func (s *sqlStore) FindRepository(ctx context.Context, projectID, owner, name string) (Repository, error) {
-	r, err := scanRepository(s.db.QueryRowContext(ctx,
-		`SELECT `+repositoryColumns+` FROM github_repositories r
-		 WHERE r.project_id = $1 AND lower(r.owner) = lower($2) AND lower(r.name) = lower($3)
-		   AND r.revoked_at IS NULL`,
-		projectID, owner, name))
-	if err != nil {
-		return Repository{}, notFound(err, "repository")
-	}
-	return r, nil
+	return findRepositoryLink(ctx, s, projectRepositories, scanRepository, projectID, owner, name)
 }
 
 // ListRepositories implements RepositoryStore.
@@ -91,32 +44,8 @@ func (s *sqlStore) ListRepositories(ctx context.Context, projectID string, inclu
 
 // RevokeRepository implements RepositoryStore.
 func (s *sqlStore) RevokeRepository(ctx context.Context, projectID, repositoryID string) (Repository, error) {
-	var r Repository
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if r, err = s.getRepository(ctx, tx, projectID, repositoryID, false); err != nil {
-			return err
-		}
-		if r.RevokedAt != nil {
-			return nil
-		}
-		now := s.now()
-		if _, err := s.exec(ctx, tx, "revoking repository",
-			`UPDATE github_repositories SET revoked_at = $1 WHERE project_id = $2 AND id = $3`,
-			s.d.timeArg(now), projectID, repositoryID); err != nil {
-			return err
-		}
-		if _, err := s.exec(ctx, tx, "revoking the repository's sources",
-			`UPDATE document_sources SET revoked_at = $1
-			 WHERE project_id = $2 AND repository_id = $3 AND revoked_at IS NULL`,
-			s.d.timeArg(now), projectID, repositoryID); err != nil {
-			return err
-		}
-		r.RevokedAt = &now
-		return nil
-	})
-	if err != nil {
-		return Repository{}, err
-	}
-	return r, nil
+	return revokeOnce(ctx, s, revocation{what: "repository", table: "github_repositories", tenantColumn: "project_id",
+		cascade: "document_sources", cascadeWhat: "sources"},
+		projectID, repositoryID, func(tx *sql.Tx) (Repository, error) { return s.getRepository(ctx, tx, projectID, repositoryID, false) },
+		func(r *Repository) **time.Time { return &r.RevokedAt })
 }

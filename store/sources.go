@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"time"
 )
 
 // validate checks a new source and fills in the default fragment limit.
@@ -132,26 +133,9 @@ func (s *sqlStore) ListActiveSourcesByRole(ctx context.Context, projectID, role 
 
 // RevokeDocumentSource implements DocumentSourceStore.
 func (s *sqlStore) RevokeDocumentSource(ctx context.Context, projectID, sourceID string) (DocumentSource, error) {
-	var src DocumentSource
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if src, err = s.getSource(ctx, tx, projectID, sourceID); err != nil {
-			return err
-		}
-		if src.RevokedAt != nil {
-			return nil
-		}
-		now := s.now()
-		src.RevokedAt = &now
-		_, err = s.exec(ctx, tx, "revoking document source",
-			`UPDATE document_sources SET revoked_at = $1 WHERE project_id = $2 AND id = $3`,
-			s.d.timeArg(now), projectID, sourceID)
-		return err
-	})
-	if err != nil {
-		return DocumentSource{}, err
-	}
-	return src, nil
+	return revokeOnce(ctx, s, revocation{what: "document source", table: "document_sources", tenantColumn: "project_id"},
+		projectID, sourceID, func(tx *sql.Tx) (DocumentSource, error) { return s.getSource(ctx, tx, projectID, sourceID) },
+		func(src *DocumentSource) **time.Time { return &src.RevokedAt })
 }
 
 // nullString stores "" as NULL.

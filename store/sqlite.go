@@ -82,16 +82,7 @@ func openSQLite(ctx context.Context, target string, isPath bool) (Store, error) 
 	}
 	db.SetMaxOpenConns(sqliteMaxConns)
 	db.SetMaxIdleConns(sqliteMaxConns)
-	s := newSQLStore(db, sqliteDialect{})
-	if err := pingSQLite(ctx, s); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := migrate(ctx, s); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return s, nil
+	return openSQLStore(ctx, db, sqliteDialect{}, pingSQLite)
 }
 
 // pingSQLite opens the first connection, retrying while the file is busy.

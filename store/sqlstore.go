@@ -47,6 +47,22 @@ func newSQLStore(db *sql.DB, d dialect) *sqlStore {
 	}}
 }
 
+// openSQLStore makes the store over an opened pool: it waits for the first
+// connection with ping, then migrates. Either failing closes the pool, so a
+// backend that cannot serve holds no connection.
+func openSQLStore(ctx context.Context, db *sql.DB, d dialect, ping func(context.Context, *sqlStore) error) (Store, error) {
+	s := newSQLStore(db, d)
+	if err := ping(ctx, s); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := migrate(ctx, s); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // Ping implements Store.
 func (s *sqlStore) Ping(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {

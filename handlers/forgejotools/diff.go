@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/diffpage"
 	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
@@ -88,8 +89,8 @@ func pullDiffPage(ctx context.Context, c *forgejo.Client, server *mcp.Implementa
 	f := &WindowFitter{
 		Envelope: env,
 		Limit:    EnvelopeLimit,
-		page: diffPage{
-			Requested:              diffRequest{Owner: in.Owner, Repo: in.Repo, Index: in.Index},
+		page: diffpage.Page{
+			Requested:              diffpage.Requested{Owner: in.Owner, Repo: in.Repo, Index: in.Index},
 			Manifest:               v.Manifest,
 			Contract:               diffContract,
 			AtomicLatestPRSnapshot: false,

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/diffpage"
 	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 )
 
@@ -126,31 +127,6 @@ func escapedLen(text []byte) int {
 	return n
 }
 
-// diffPage is the result of get_pull_request_diff (DESIGN §5.2), members
-// in the documented order.
-type diffPage struct {
-	Requested              diffRequest     `json:"requested"`
-	Manifest               json.RawMessage `json:"manifest"`
-	Contract               string          `json:"contract"`
-	AtomicLatestPRSnapshot bool            `json:"atomic_latest_pr_snapshot"`
-	ByteOffset             int64           `json:"byte_offset"`
-	ChunkBytes             int             `json:"chunk_bytes"`
-	Encoding               string          `json:"encoding"`
-	Data                   string          `json:"data"`
-	ChunkSHA256            string          `json:"chunk_sha256"`
-	Text                   *string         `json:"text"`
-	WholeDiffVerified      bool            `json:"whole_diff_verified"`
-	EOF                    bool            `json:"eof"`
-	NextByteOffset         int64           `json:"next_byte_offset"`
-	NextCursor             *string         `json:"next_cursor"`
-}
-
-type diffRequest struct {
-	Owner string `json:"owner"`
-	Repo  string `json:"repo"`
-	Index int64  `json:"index"`
-}
-
 // WindowFitter decides how much of one verified window a page carries, so
 // that the complete JSON-RPC response stays within Limit bytes:
 //
@@ -173,9 +149,9 @@ type WindowFitter struct {
 	Envelope Envelope
 	Limit    int
 
-	page      diffPage // everything but the chunk
-	window    []byte   // the verified bytes at page.ByteOffset
-	byteCount int64    // of the whole diff
+	page      diffpage.Page // everything but the chunk
+	window    []byte        // the verified bytes at page.ByteOffset
+	byteCount int64         // of the whole diff
 	cursor    func(next int64) string
 }
 
@@ -183,7 +159,7 @@ type WindowFitter struct {
 func (f *WindowFitter) render(n int) ([]byte, error) {
 	chunk := f.window[:n]
 	p := f.page
-	p.ChunkBytes = n
+	p.ChunkBytes = int64(n)
 	p.Data = base64.StdEncoding.EncodeToString(chunk)
 	sum := sha256.Sum256(chunk)
 	p.ChunkSHA256 = hex.EncodeToString(sum[:])

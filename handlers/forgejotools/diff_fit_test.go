@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
+	"github.com/agent-gateway/agent-gateway/internal/diffpage"
 	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
@@ -197,8 +198,8 @@ func fitterFor(t testing.TB, v *evidence.Verified, id json.RawMessage) *WindowFi
 	}
 	return &WindowFitter{
 		Envelope: env, Limit: EnvelopeLimit,
-		page: diffPage{
-			Requested: diffRequest{Owner: "team", Repo: "project", Index: v.Identity.Index},
+		page: diffpage.Page{
+			Requested: diffpage.Requested{Owner: "team", Repo: "project", Index: v.Identity.Index},
 			Manifest:  v.Manifest, Contract: diffContract, ByteOffset: v.Offset, Encoding: diffEncoding, WholeDiffVerified: true,
 		},
 		window: v.Window, byteCount: v.Identity.ByteCount,
@@ -289,12 +290,12 @@ func TestWindowFitterRandom(t *testing.T) {
 			if size2 > EnvelopeLimit || size2 != f.Envelope.Size(text) {
 				t.Fatalf("%s: response %d bytes (Envelope %d)", name, size2, f.Envelope.Size(text))
 			}
-			var page diffPage
+			var page diffpage.Page
 			if err := json.Unmarshal(text, &page); err != nil {
 				t.Fatal(err)
 			}
 			chunk, err := base64.StdEncoding.DecodeString(page.Data)
-			if err != nil || page.ChunkBytes != n || !bytes.Equal(chunk, diff[offset:offset+int64(n)]) {
+			if err != nil || page.ChunkBytes != int64(n) || !bytes.Equal(chunk, diff[offset:offset+int64(n)]) {
 				t.Fatalf("%s: chunk is not the window's prefix", name)
 			}
 			if (page.Text != nil) != utf8.Valid(chunk) || page.Text != nil && *page.Text != string(chunk) {
@@ -366,7 +367,7 @@ func TestWindowFitterReassembles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var page diffPage
+			var page diffpage.Page
 			json.Unmarshal(text, &page)
 			chunk, _ := base64.StdEncoding.DecodeString(page.Data)
 			got = append(got, chunk...)

@@ -72,13 +72,12 @@ var (
 // browser-session operations of Core.
 func GrantTools(c *forgejo.Client) []toolset.Tool {
 	return []toolset.Tool{
-		toolset.Typed(toolset.Tool{
+		toolset.Typed(grantTool(c, false, toolset.Tool{
 			Name: "list_agent_work_grants", Title: "List agent work grants",
 			Description: "List the agent work grants that name you (the authenticated bot), 30 per page, optionally by state " +
 				"(awaiting_agent, awaiting_human, active, revoked, all; default: all but revoked). Continue with next_page until " +
 				"has_more is false. Pages are current observations (snapshot: false), not an atomic list.",
-			Policy: grantReadPolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
-		}, func(ctx context.Context, in listGrantsArgs) (any, error) {
+		}), func(ctx context.Context, in listGrantsArgs) (any, error) {
 			cred := callerCredential(ctx)
 			state := ""
 			if in.State != nil {
@@ -86,56 +85,64 @@ func GrantTools(c *forgejo.Client) []toolset.Tool {
 			}
 			return c.ListAgentWorkGrants(ctx, cred, state, pageOf(in.Page))
 		}),
-		toolset.Typed(toolset.Tool{
+		toolset.Typed(grantTool(c, false, toolset.Tool{
 			Name: "get_agent_work_grant", Title: "Get agent work grant",
 			Description: "Read one agent work grant: its state, the bot it names, and the proposal (schema, version, digest, " +
 				"task and summary text) you must repeat exactly to confirm or submit.",
-			Policy: grantReadPolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
-		}, func(ctx context.Context, in grantArgs) (any, error) {
+		}), func(ctx context.Context, in grantArgs) (any, error) {
 			cred := callerCredential(ctx)
 			return c.GetAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID)
 		}),
-		toolset.Typed(toolset.Tool{
+		toolset.Typed(grantTool(c, true, toolset.Tool{
 			Name: "confirm_agent_work_grant", Title: "Confirm agent work grant",
 			Description: "As the grant's bot, confirm the exact proposal you read (proposal_schema, proposal_version, " +
 				"proposal_digest). Confirmation is not human approval: the grant then awaits a human. Sent once, never " +
 				"retried: if the outcome is uncertain (delivery_uncertain), read the grant back with get_agent_work_grant " +
 				"before deciding whether the identical confirmation is still needed; do not simply repeat it.",
-			// Not idempotent as advertised to clients: seed 004 wants an
-			// uncertain confirmation read back before anything is repeated,
-			// and idempotentHint would invite a blind retry.
-			Policy: grantWritePolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), OpenWorld: true,
-		}, func(ctx context.Context, in confirmGrantArgs) (any, error) {
+		}), func(ctx context.Context, in confirmGrantArgs) (any, error) {
 			cred := callerCredential(ctx)
 			return c.ConfirmAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Proposal{
 				Schema: in.ProposalSchema, Version: in.ProposalVersion, Digest: in.ProposalDigest,
 			})
 		}),
-		toolset.Typed(toolset.Tool{
+		toolset.Typed(grantTool(c, true, toolset.Tool{
 			Name: "submit_agent_work_proposal", Title: "Submit agent work proposal",
 			Description: "On an active grant, create an Issue with your title and body under your durable request_key " +
 				"(a lowercase UUIDv4 you generated and kept). native_status 201 is a new submission, 200 the committed " +
 				"replay of the same key. Sent once, never retried: on delivery_uncertain read back with " +
 				"get_agent_work_submission using the same key; never make a new key for the same work.",
-			Policy: grantWritePolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), OpenWorld: true,
-		}, func(ctx context.Context, in submitProposalArgs) (any, error) {
+		}), func(ctx context.Context, in submitProposalArgs) (any, error) {
 			cred := callerCredential(ctx)
 			return c.SubmitAgentWorkProposal(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Submission{
 				Proposal:   forgejo.Proposal{Schema: in.ProposalSchema, Version: in.ProposalVersion, Digest: in.ProposalDigest},
 				RequestKey: in.RequestKey, Title: in.Title, Body: in.Body,
 			})
 		}),
-		toolset.Typed(toolset.Tool{
+		toolset.Typed(grantTool(c, false, toolset.Tool{
 			Name: "get_agent_work_submission", Title: "Get agent work submission",
 			Description: "Read the receipt of a submission by its request_key: the Issue's ID, index and URL, the outcome " +
 				"(submitted, issue_deleted, issue_binding_changed) and review_state awaiting_review. Use it to reconcile " +
 				"an uncertain submission; it stays readable after the grant is withdrawn.",
-			Policy: grantReadPolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
-		}, func(ctx context.Context, in submissionArgs) (any, error) {
+		}), func(ctx context.Context, in submissionArgs) (any, error) {
 			cred := callerCredential(ctx)
 			return c.GetAgentWorkSubmission(ctx, cred, in.Owner, in.Repo, in.GrantID, in.RequestKey)
 		}),
 	}
+}
+
+// grantTool gives a grant tool the traits all five share: it forwards the
+// caller's own Forgejo credential, is unavailable without a Forgejo origin,
+// and reaches the open world. A read is also read-only and idempotent on
+// the read budget; a write spends the write budget and is advertised as
+// neither (seed 004 wants an uncertain write read back, never retried).
+func grantTool(c *forgejo.Client, write bool, t toolset.Tool) toolset.Tool {
+	t.Needs, t.Unavailable, t.OpenWorld = toolset.ForgejoCredential, unavailable(c), true
+	if write {
+		t.Policy = grantWritePolicy
+	} else {
+		t.Policy, t.ReadOnly, t.Idempotent = grantReadPolicy, true, true
+	}
+	return t
 }
 
 // callerCredential is the caller's own Forgejo credential, the only one a

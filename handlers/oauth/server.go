@@ -13,6 +13,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,24 +109,12 @@ type Server struct {
 // New builds the authorization server. A Config without an identity
 // provider still builds: its endpoints answer unconfigured.
 func New(cfg Config) *Server {
-	if cfg.AccessTokenTTL == 0 {
-		cfg.AccessTokenTTL = DefaultAccessTokenTTL
-	}
-	if cfg.RefreshTokenTTL == 0 {
-		cfg.RefreshTokenTTL = DefaultRefreshTokenTTL
-	}
-	if cfg.CodeTTL == 0 {
-		cfg.CodeTTL = DefaultCodeTTL
-	}
-	if cfg.LoginTTL == 0 {
-		cfg.LoginTTL = DefaultLoginTTL
-	}
-	if cfg.RegistrationsPerMinute == 0 {
-		cfg.RegistrationsPerMinute = DefaultRegistrationsPerMinute
-	}
-	if cfg.AuthorizationsPerMinute == 0 {
-		cfg.AuthorizationsPerMinute = DefaultAuthorizationsPerMinute
-	}
+	cfg.AccessTokenTTL = cmp.Or(cfg.AccessTokenTTL, DefaultAccessTokenTTL)
+	cfg.RefreshTokenTTL = cmp.Or(cfg.RefreshTokenTTL, DefaultRefreshTokenTTL)
+	cfg.CodeTTL = cmp.Or(cfg.CodeTTL, DefaultCodeTTL)
+	cfg.LoginTTL = cmp.Or(cfg.LoginTTL, DefaultLoginTTL)
+	cfg.RegistrationsPerMinute = cmp.Or(cfg.RegistrationsPerMinute, DefaultRegistrationsPerMinute)
+	cfg.AuthorizationsPerMinute = cmp.Or(cfg.AuthorizationsPerMinute, DefaultAuthorizationsPerMinute)
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}

@@ -50,28 +50,7 @@ func accountRepositoryFields(r store.AccountRepository) []field {
 	}
 }
 
-func adminLinkAccountRepository(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	account := fs.String("account-id", "", "account ID (acc_…)")
-	owner := fs.String("github-owner", "", "GitHub owner (user or organization)")
-	repo := fs.String("github-repository", "", "GitHub repository name")
-	installation := fs.Int64("installation-id", 0, "GitHub App installation ID that can read the repository")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"account-id": account, "github-owner": owner, "github-repository": repo}); err != nil {
-			return err
-		}
-		if *installation <= 0 {
-			return &UsageError{Msg: "--installation-id must be a positive integer"}
-		}
-		if _, err := a.account(ctx, *account); err != nil {
-			return err
-		}
-		r, err := a.st.LinkAccountRepository(ctx, *account, *owner, *repo, *installation)
-		if err != nil {
-			return err
-		}
-		return a.print(accountRepositoryFields(r)...)
-	}
-}
+var adminLinkAccountRepository = linkCommand(byAccount, store.Store.LinkAccountRepository, accountRepositoryFields)
 
 var adminRevokeAccountRepository = revokeCommand(byAccount, "repository-id", "account repository ID (arp_…)", store.Store.RevokeAccountRepository, accountRepositoryFields)
 

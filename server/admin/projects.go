@@ -78,28 +78,7 @@ func repositoryFields(r store.Repository) []field {
 	}
 }
 
-func adminLinkRepository(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	project := fs.String("project-id", "", "project ID")
-	owner := fs.String("github-owner", "", "GitHub owner (user or organization)")
-	repo := fs.String("github-repository", "", "GitHub repository name")
-	installation := fs.Int64("installation-id", 0, "GitHub App installation ID that can read the repository")
-	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"project-id": project, "github-owner": owner, "github-repository": repo}); err != nil {
-			return err
-		}
-		if *installation <= 0 {
-			return &UsageError{Msg: "--installation-id must be a positive integer"}
-		}
-		if _, err := a.project(ctx, *project); err != nil {
-			return err
-		}
-		r, err := a.st.LinkRepository(ctx, *project, *owner, *repo, *installation)
-		if err != nil {
-			return err
-		}
-		return a.print(repositoryFields(r)...)
-	}
-}
+var adminLinkRepository = linkCommand(byProject, store.Store.LinkRepository, repositoryFields)
 
 var adminListRepositories = listCommand(byProject, "repositories", store.Store.ListRepositories, repositoryFields)
 

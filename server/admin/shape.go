@@ -78,6 +78,35 @@ func revokeCommand[T any](sc scope, idFlag, idHelp string, revoke func(st store.
 	}
 }
 
+// linkCommand is the one shape of link-repository for either owner: the
+// owner's flag, the GitHub owner and repository, the installation that
+// reads it (a positive ID), the owner checked to exist, and the link
+// printed.
+func linkCommand[T any](sc scope, link func(st store.Store, ctx context.Context, owner, githubOwner, name string, installationID int64) (T, error), fields func(T) []field) setup {
+	return func(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+		owner := fs.String(sc.flag, "", sc.help)
+		githubOwner := fs.String("github-owner", "", "GitHub owner (user or organization)")
+		repo := fs.String("github-repository", "", "GitHub repository name")
+		installation := fs.Int64("installation-id", 0, "GitHub App installation ID that can read the repository")
+		return func(ctx context.Context, a *adminRun) error {
+			if err := required(map[string]*string{sc.flag: owner, "github-owner": githubOwner, "github-repository": repo}); err != nil {
+				return err
+			}
+			if *installation <= 0 {
+				return &UsageError{Msg: "--installation-id must be a positive integer"}
+			}
+			if err := sc.exists(ctx, a, *owner); err != nil {
+				return err
+			}
+			r, err := link(a.st, ctx, *owner, *githubOwner, *repo, *installation)
+			if err != nil {
+				return err
+			}
+			return a.print(fields(r)...)
+		}
+	}
+}
+
 // commaList splits a comma-separated flag value, dropping blank items; no
 // items is nil.
 func commaList(v string) []string {

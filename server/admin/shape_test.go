@@ -143,3 +143,51 @@ func TestPinResolve(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkShape pins the one link shape both owners share: the owner flag,
+// GitHub owner and repository are required, the installation ID must be
+// positive, the owner must exist, and the link is printed.
+func TestLinkShape(t *testing.T) {
+	st := storetest.SQLite(t)
+	ctx := context.Background()
+	p, err := st.CreateProject(ctx, "", "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := st.CreateAccount(ctx, "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, owner := range []struct{ cmd, flag, id, missing string }{
+		{"link-repository", "--project-id", p.ID, "prj_missing"},
+		{"link-account-repository", "--account-id", acc.ID, "acc_missing"},
+	} {
+		repo := []string{"--github-owner", "octo", "--github-repository", "docs"}
+		for _, tc := range []struct {
+			name    string
+			args    []string
+			usage   bool
+			errText string
+		}{
+			{"without owner", append([]string{"--installation-id", "7"}, repo...), true, owner.flag},
+			{"without repository", []string{owner.flag, owner.id, "--github-owner", "octo", "--installation-id", "7"}, true, "--github-repository"},
+			{"without installation", append([]string{owner.flag, owner.id}, repo...), true, "--installation-id"},
+			{"negative installation", append([]string{owner.flag, owner.id, "--installation-id", "-7"}, repo...), true, "--installation-id"},
+			{"missing owner", append([]string{owner.flag, owner.missing, "--installation-id", "7"}, repo...), false, "does not exist"},
+		} {
+			t.Run(owner.cmd+" "+tc.name, func(t *testing.T) {
+				_, err := run(t, st, append([]string{owner.cmd}, tc.args...)...)
+				var ue *UsageError
+				if err == nil || errors.As(err, &ue) != tc.usage || !strings.Contains(err.Error(), tc.errText) {
+					t.Fatalf("err = %v, want usage=%v containing %q", err, tc.usage, tc.errText)
+				}
+			})
+		}
+		t.Run(owner.cmd+" links", func(t *testing.T) {
+			out, err := run(t, st, append([]string{owner.cmd, owner.flag, owner.id, "--installation-id", "7"}, repo...)...)
+			if err != nil || !strings.Contains(out, owner.id) || !strings.Contains(out, `"installation_id": 7`) && !strings.Contains(out, `"installation_id":7`) {
+				t.Fatalf("link = %s, %v", out, err)
+			}
+		})
+	}
+}

@@ -5,36 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/agent-gateway/agent-gateway/internal/diffpage"
 )
 
 // ToolName is the MCP tool this package reads.
 const ToolName = "get_pull_request_diff"
 
 // Requested is the pull request a page says it was asked for.
-type Requested struct {
-	Owner string `json:"owner"`
-	Repo  string `json:"repo"`
-	Index int64  `json:"index"`
-}
+type Requested = diffpage.Requested
 
 // Page is one result of get_pull_request_diff (docs/tools.md), as sent:
 // nothing in it is trusted until a Verifier has checked it.
-type Page struct {
-	Requested              Requested       `json:"requested"`
-	Manifest               json.RawMessage `json:"manifest"`
-	Contract               string          `json:"contract"`
-	AtomicLatestPRSnapshot bool            `json:"atomic_latest_pr_snapshot"`
-	ByteOffset             int64           `json:"byte_offset"`
-	ChunkBytes             int64           `json:"chunk_bytes"`
-	Encoding               string          `json:"encoding"`
-	Data                   string          `json:"data"`
-	ChunkSHA256            string          `json:"chunk_sha256"`
-	Text                   *string         `json:"text"`
-	WholeDiffVerified      bool            `json:"whole_diff_verified"`
-	EOF                    bool            `json:"eof"`
-	NextByteOffset         int64           `json:"next_byte_offset"`
-	NextCursor             *string         `json:"next_cursor"`
-}
+type Page = diffpage.Page
 
 // pageMembers are the members every page must carry; text and next_cursor
 // may be null, but not absent.

@@ -111,6 +111,21 @@ func (o object) str(name string) (string, bool) {
 
 func (o object) obj(name string) (object, bool) { return asObject(o[name]) }
 
+// entity reads the member object name, which stands for a native record
+// (repository, agent, issue), and its positive id. path names the member in
+// the refusal ("grant.repository"); the refusal is "" when both are sound.
+func (o object) entity(name, path string) (object, int64, string) {
+	e, ok := o.obj(name)
+	if !ok {
+		return nil, 0, path + " is missing"
+	}
+	id, ok := e.id("id")
+	if !ok {
+		return nil, 0, path + ".id is not a positive integer"
+	}
+	return e, id, ""
+}
+
 // isNull reports whether a member is absent or null.
 func (o object) isNull(name string) bool {
 	raw, ok := o[name]
@@ -147,13 +162,11 @@ func checkGrant(raw json.RawMessage, want grantWant) (grantFacts, string) {
 	if want.id != 0 && f.id != want.id {
 		return f, "grant.id differs from the requested grant_id"
 	}
-	repo, ok := g.obj("repository")
-	if !ok {
-		return f, "grant.repository is missing"
+	repo, repositoryID, reason := g.entity("repository", "grant.repository")
+	if reason != "" {
+		return f, reason
 	}
-	if f.repositoryID, ok = repo.id("id"); !ok {
-		return f, "grant.repository.id is not a positive integer"
-	}
+	f.repositoryID = repositoryID
 	owner, ok1 := repo.str("owner")
 	name, ok2 := repo.str("name")
 	if !ok1 || !ok2 || owner == "" || name == "" {
@@ -162,13 +175,11 @@ func checkGrant(raw json.RawMessage, want grantWant) (grantFacts, string) {
 	if want.owner != "" && (!strings.EqualFold(owner, want.owner) || !strings.EqualFold(name, want.repo)) {
 		return f, "grant.repository differs from the requested owner/repo"
 	}
-	agent, ok := g.obj("agent")
-	if !ok {
-		return f, "grant.agent is missing"
+	agent, agentID, reason := g.entity("agent", "grant.agent")
+	if reason != "" {
+		return f, reason
 	}
-	if f.agentID, ok = agent.id("id"); !ok {
-		return f, "grant.agent.id is not a positive integer"
-	}
+	f.agentID = agentID
 	if login, ok := agent.str("login"); !ok || login == "" {
 		return f, "grant.agent.login is missing"
 	}
@@ -251,12 +262,9 @@ func checkSubmission(raw json.RawMessage, g grantFacts, want submissionWant) str
 	if rs, ok := s.str("review_state"); !ok || rs != "awaiting_review" {
 		return "submission.review_state is not awaiting_review"
 	}
-	issue, ok := s.obj("issue")
-	if !ok {
-		return "submission.issue is missing"
-	}
-	if _, ok := issue.id("id"); !ok {
-		return "submission.issue.id is not a positive integer"
+	issue, _, reason := s.entity("issue", "submission.issue")
+	if reason != "" {
+		return reason
 	}
 	if _, ok := issue.id("index"); !ok {
 		return "submission.issue.index is not a positive integer"

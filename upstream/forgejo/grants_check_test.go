@@ -88,3 +88,39 @@ func BenchmarkCheckNativeJSON(b *testing.B) {
 		}
 	})
 }
+
+// TestEntityRefusals pins what entity accepts: a member object whose id is
+// a positive JSON integer within int64, and nothing else, each refusal
+// naming the path it was asked about.
+func TestEntityRefusals(t *testing.T) {
+	tests := []struct {
+		name, grant string
+		wantID      int64
+		wantReason  string
+	}{
+		{"sound", `{"agent":{"id":7,"login":"bot"}}`, 7, ""},
+		{"absent", `{}`, 0, "grant.agent is missing"},
+		{"null", `{"agent":null}`, 0, "grant.agent is missing"},
+		{"not an object", `{"agent":[7]}`, 0, "grant.agent is missing"},
+		{"no id", `{"agent":{"login":"bot"}}`, 0, "grant.agent.id is not a positive integer"},
+		{"zero id", `{"agent":{"id":0}}`, 0, "grant.agent.id is not a positive integer"},
+		{"negative id", `{"agent":{"id":-7}}`, 0, "grant.agent.id is not a positive integer"},
+		{"string id", `{"agent":{"id":"7"}}`, 0, "grant.agent.id is not a positive integer"},
+		{"id beyond int64", `{"agent":{"id":9223372036854775808}}`, 0, "grant.agent.id is not a positive integer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, ok := asObject([]byte(tt.grant))
+			if !ok {
+				t.Fatalf("%s is not an object", tt.grant)
+			}
+			e, id, reason := g.entity("agent", "grant.agent")
+			if id != tt.wantID || reason != tt.wantReason {
+				t.Fatalf("entity = %d, %q; want %d, %q", id, reason, tt.wantID, tt.wantReason)
+			}
+			if (reason == "") != (e != nil) {
+				t.Fatalf("entity object = %v with reason %q", e, reason)
+			}
+		})
+	}
+}

@@ -26,6 +26,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-gateway/agent-gateway/internal/diffpage"
 )
 
 // Diff is a diff the server serves: its length, its SHA-256 and any range
@@ -57,31 +59,16 @@ func Stream(n int64, open func() io.Reader, at func(off int64, n int) []byte) (D
 	return Diff{Count: n, SHA256: hex.EncodeToString(h.Sum(nil)), At: at}, nil
 }
 
-// Page is one page as the server sends it (docs/tools.md), for Edit to
-// forge. Manifest is a JSON object tree.
+// Page is one page as the server sends it (diffpage.Page), for Edit to
+// forge. Its Manifest is a JSON object tree; being the shallower member of
+// that name, it is the one encoding/json writes.
 type Page struct {
-	Requested              Requested      `json:"requested"`
-	Manifest               map[string]any `json:"manifest"`
-	Contract               string         `json:"contract"`
-	AtomicLatestPRSnapshot bool           `json:"atomic_latest_pr_snapshot"`
-	ByteOffset             int64          `json:"byte_offset"`
-	ChunkBytes             int64          `json:"chunk_bytes"`
-	Encoding               string         `json:"encoding"`
-	Data                   string         `json:"data"`
-	ChunkSHA256            string         `json:"chunk_sha256"`
-	Text                   *string        `json:"text"`
-	WholeDiffVerified      bool           `json:"whole_diff_verified"`
-	EOF                    bool           `json:"eof"`
-	NextByteOffset         int64          `json:"next_byte_offset"`
-	NextCursor             *string        `json:"next_cursor"`
+	diffpage.Page
+	Manifest map[string]any `json:"manifest"`
 }
 
 // Requested is the page's requested member.
-type Requested struct {
-	Owner string `json:"owner"`
-	Repo  string `json:"repo"`
-	Index int64  `json:"index"`
-}
+type Requested = diffpage.Requested
 
 // ToolError is an error result: {"error":{"code":…,"message":…}}.
 type ToolError struct {
@@ -184,9 +171,8 @@ func NewPage(o Options, off int64) *Page {
 	n := int(min(int64(o.Window), o.Diff.Count-off))
 	chunk := o.Diff.At(off, n)
 	sum := sha256.Sum256(chunk)
-	p := &Page{
-		Requested:      Requested{o.Owner, o.Repo, o.Index},
-		Manifest:       Manifest(o),
+	p := &Page{Page: diffpage.Page{
+		Requested:      Requested{Owner: o.Owner, Repo: o.Repo, Index: o.Index},
 		Contract:       "observed_input_range",
 		ByteOffset:     off,
 		ChunkBytes:     int64(n),
@@ -194,7 +180,7 @@ func NewPage(o Options, off int64) *Page {
 		Data:           base64.StdEncoding.EncodeToString(chunk),
 		ChunkSHA256:    hex.EncodeToString(sum[:]),
 		NextByteOffset: off + int64(n),
-	}
+	}, Manifest: Manifest(o)}
 	p.WholeDiffVerified = true
 	if utf8.Valid(chunk) {
 		s := string(chunk)
