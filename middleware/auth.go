@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // Authenticator turns a bearer into a Principal. It returns ErrInvalidToken

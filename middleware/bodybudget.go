@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // BodyBudgetOptions configure NewBodyBudget.

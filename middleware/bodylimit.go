@@ -3,7 +3,7 @@ package middleware
 import (
 	"net/http"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // MaxBodyBytes is the request body limit of seed 004: 1 MiB.

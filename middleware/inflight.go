@@ -3,7 +3,7 @@ package middleware
 import (
 	"net/http"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // InFlightOptions configure NewInFlight.

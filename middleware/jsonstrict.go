@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/agent-gateway/agent-gateway/internal/strictjson"
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
 )
 
 // requestStrictness is what checkStrict refuses: names compare under

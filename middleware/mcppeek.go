@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // MaxJSONDepth bounds the nesting of any MCP request body; real MCP messages

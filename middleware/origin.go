@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // Origin refuses browser requests whose Origin header is not one of the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-chi/httprate"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // Budgets are the per-caller request budgets: one for reads (every MCP

@@ -16,10 +16,10 @@ import (
 	"github.com/agent-gateway/agent-gateway/handlers/instructions"
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/github"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // storeOpenTimeout bounds opening (and migrating) the store at start.

@@ -13,8 +13,8 @@ import (
 	"github.com/agent-gateway/agent-gateway/handlers/documents"
 	"github.com/agent-gateway/agent-gateway/handlers/instructions"
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/test/fuzzseed"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // fuzzTools are every tool of every catalog the gateway serves, wired

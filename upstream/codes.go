@@ -3,7 +3,7 @@ package upstream
 import (
 	"errors"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // TransportCodes is one upstream's table from transport kinds to stable

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/agent-gateway/agent-gateway/internal/strictjson"
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 var intLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)

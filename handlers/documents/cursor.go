@@ -9,7 +9,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // Cursor bounds and defaults.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 func testCursors(t testing.TB, ttl time.Duration) *Cursors {

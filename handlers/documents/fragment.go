@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"unicode/utf8"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // MaxFragmentBytes is the largest fragment git_document_get returns

@@ -18,10 +18,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream/github"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // Scope is the OAuth scope both tools need.

@@ -7,9 +7,9 @@ import (
 	"context"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 type searchArgs struct {

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // MaxCursorBytes bounds a cursor argument: a longer one is cursor_invalid

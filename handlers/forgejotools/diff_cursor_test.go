@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 func sampleCursor() DiffCursor {

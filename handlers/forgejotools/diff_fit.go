@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
-	"github.com/agent-gateway/agent-gateway/internal/diffpage"
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/forgejo/diffpage"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // EnvelopeLimit is the most bytes the complete JSON-RPC response to one

@@ -17,10 +17,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
-	"github.com/agent-gateway/agent-gateway/internal/diffpage"
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/forgejo/diffpage"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // sdkResponseSize is the size of the JSON-RPC response computed the long

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream/github"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // BudgetBytes is the source-text budget of one profile: 60 KiB, counted in

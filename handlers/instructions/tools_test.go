@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/upstream/github"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 var (

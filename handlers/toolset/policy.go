@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // Need is what a tool needs of its caller beyond its policy's scopes. The

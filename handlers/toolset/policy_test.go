@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // TestAdmit pins the one call-time decision of every policy: which callers

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/agent-gateway/agent-gateway/internal/diffpage"
+	"github.com/agent-gateway/agent-gateway/upstream/forgejo/diffpage"
 )
 
 // ToolName is the MCP tool this package reads.

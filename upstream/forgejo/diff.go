@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // DiffEvidenceRequest names the pull request whose diff evidence is read

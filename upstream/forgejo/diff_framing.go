@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // CheckEvidenceFraming checks the native framing of a 200 evidence response

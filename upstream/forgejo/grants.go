@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // The proposal triple's fixed members (seed 004).

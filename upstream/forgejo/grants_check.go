@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agent-gateway/agent-gateway/internal/strictjson"
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
 )
 
 // maxNativeDepth bounds the nesting of a native grant answer; real ones

@@ -12,10 +12,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/test/hostile"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // hostileTimeout is the per-request I/O timeout of the hostile-upstream

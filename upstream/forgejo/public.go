@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // PageWidth is the page size the gateway asks Forgejo for; Forgejo's default,

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 const nativeRepo1 = `{"id":42,"owner":{"login":"team","id":7,"email":"x@example"},"name":"project","full_name":"team/project",

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // The Core extensions a stock forge (Forgejo or Gitea without them) lacks,

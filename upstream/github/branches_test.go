@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 func TestBranchHead(t *testing.T) {

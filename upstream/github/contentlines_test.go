@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // contentsAnswer renders a Contents answer for content as GitHub (and the

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/internal/strictjson"
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // apiExchange is a request of GitHub's REST API with a bearer token: the

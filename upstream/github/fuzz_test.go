@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // The fuzz targets of the GitHub client's parsers of untrusted input:

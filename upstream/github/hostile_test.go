@@ -12,9 +12,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/test/hostile"
 	"github.com/agent-gateway/agent-gateway/upstream"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // hostileTimeout is the per-request I/O timeout of the hostile-upstream

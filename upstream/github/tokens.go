@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // RefreshBefore is how long before its expiry a cached installation token

@@ -27,7 +27,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-gateway/agent-gateway/internal/diffpage"
+	"github.com/agent-gateway/agent-gateway/upstream/forgejo/diffpage"
 )
 
 // Diff is a diff the server serves: its length, its SHA-256 and any range

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // TestAttackFiles runs the hand-made entities in testdata/attacks (made from

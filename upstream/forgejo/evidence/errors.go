@@ -6,7 +6,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // malformed is the evidence_malformed refusal. Callers pass only member

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // fault is one way to break an entity and the refusal it must earn.

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // fuzzSeeds are the writer's valid and faulty outputs the committed corpus

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // req7 asks for a window of PR 7, the index of evidencetest.Sample.

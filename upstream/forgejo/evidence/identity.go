@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // fields reads validated metadata values by path. The first failure sticks;

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // metaLen is what the metadata budget counts: every entity byte but the

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 	et "github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence/evidencetest"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // chunkReader returns reads of random sizes between 1 and max bytes.

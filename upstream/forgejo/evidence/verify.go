@@ -6,7 +6,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/agent-gateway/agent-gateway/internal/toolerr"
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // Fixed values of forgejo.pr-diff-evidence.v1. They are exported so that the

@@ -1,7 +1,7 @@
-// Package internal_test pins the direction imports may take between the
+// Package upstream_test (this file) pins the direction imports may take between the
 // gateway's layers (issue 14 point 2): errors and checks flow downward, so a
 // lower layer never reaches up into the code that calls it.
-package internal_test
+package upstream_test
 
 import (
 	"go/parser"
@@ -17,16 +17,18 @@ import (
 const module = "github.com/agent-gateway/agent-gateway/"
 
 // layerRules names, per folder of the module (and everything below it), the
-// module folders its production code must not import. internal/ holds the
-// leaf vocabulary (toolerr, strictjson) that every layer shares; it imports
-// nothing of the module but itself.
+// module folders its production code must not import. upstream/, the lowest
+// layer, holds the leaf vocabulary every layer shares (toolerr, strictjson,
+// forgejo/diffpage); those leaves import nothing of the module.
 var layerRules = []struct {
 	dir       string
 	forbidden []string
 }{
 	{"upstream", []string{"handlers", "middleware", "server", "store", "web", "test"}},
 	{"middleware", []string{"handlers", "server", "store", "web", "test"}},
-	{"internal", []string{"handlers", "middleware", "server", "store", "upstream", "web", "test"}},
+	{"upstream/toolerr", []string{"handlers", "middleware", "server", "store", "upstream", "web", "test"}},
+	{"upstream/strictjson", []string{"handlers", "middleware", "server", "store", "upstream", "web", "test"}},
+	{"upstream/forgejo/diffpage", []string{"handlers", "middleware", "server", "store", "upstream", "web", "test"}},
 }
 
 // TestLayersImportDownward parses the import clauses of every production
