@@ -12,8 +12,9 @@
 // commas and numbers: in an object the string right after '{' or ',' is a
 // member name.
 //
-// It lives in internal/ because every layer uses it: the middleware's peek,
-// the handlers' argument decoding and the upstream clients' answers.
+// Every layer uses it (the middleware's peek, the handlers' argument
+// decoding and the upstream clients' answers), so it is a leaf under
+// upstream/, the layer every other imports.
 package strictjson
 
 import (

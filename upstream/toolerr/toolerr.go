@@ -6,8 +6,8 @@
 // JSON body. Codes are stable strings that clients may switch on; messages are
 // for humans and never contain upstream bodies, header values or credentials.
 //
-// The package is a leaf below every layer (internal/, imports only the
-// standard library), so errors flow downward: the upstream clients, the
+// The package is a leaf below every layer (under upstream/, the lowest one;
+// it imports only the standard library), so errors flow downward: the upstream clients, the
 // middleware and the handlers all return *Error without any of them
 // importing a layer above it; one table (see Code.HTTPStatus) decides how
 // a code is presented. The store returns its own sentinel errors, which the
