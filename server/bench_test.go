@@ -26,11 +26,21 @@ func BenchmarkAnonymousToolCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchAnonymousCall(b, emu, d, nil)
+}
+
+// benchAnonymousCall runs b.N get_repository calls through a gateway in
+// front of emu, configured by Default plus configure (may be nil).
+func benchAnonymousCall(b *testing.B, emu *forgejoemu.Emulator, d *forgejoemu.Demo, configure func(*Config)) {
+	b.Helper()
 	cfg := Default()
 	cfg.DataDir = b.TempDir()
 	cfg.ReadPerMinute = 1 << 30
 	cfg.ForgejoOrigin, _ = upstream.ParseOrigin(emu.URL())
 	cfg.PublicURL = "http://127.0.0.1:8080"
+	if configure != nil {
+		configure(&cfg)
+	}
 	g, err := New(context.Background(), cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)

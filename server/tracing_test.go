@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bytes"
-	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
-	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
 // TestTracingSettings pins what tracing.otlp_endpoint and
@@ -108,32 +104,10 @@ func BenchmarkAnonymousToolCallTraced(b *testing.B) {
 	}
 	for _, ratio := range []float64{0, 1} {
 		b.Run("sample_ratio="+strconv.FormatFloat(ratio, 'g', -1, 64), func(b *testing.B) {
-			cfg := Default()
-			cfg.DataDir = b.TempDir()
-			cfg.ReadPerMinute = 1 << 30
-			cfg.ForgejoOrigin, _ = upstream.ParseOrigin(emu.URL())
-			cfg.PublicURL = "http://127.0.0.1:8080"
-			cfg.TracingEndpoint, _ = url.Parse(collector.URL)
-			cfg.TracingSampleRatio = ratio
-			g, err := New(context.Background(), cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer g.Close()
-			h := g.Handler()
-			body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_repository","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PublicRepo + `"}}}`)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				req := httptest.NewRequest(http.MethodPost, "/mcp/forgejo", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				if rec.Code != 200 || bytes.Contains(rec.Body.Bytes(), []byte(`"isError":true`)) {
-					b.Fatalf("%d %s", rec.Code, rec.Body.String())
-				}
-			}
+			benchAnonymousCall(b, emu, d, func(cfg *Config) {
+				cfg.TracingEndpoint, _ = url.Parse(collector.URL)
+				cfg.TracingSampleRatio = ratio
+			})
 		})
 	}
 }
