@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"database/sql"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +18,7 @@ import (
 	_ "modernc.org/sqlite" // counts the gateway's rows
 
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 	"github.com/agent-gateway/agent-gateway/test/oidcprovider"
 )
@@ -58,7 +56,9 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 	// Built without the race detector: the figures are the production
 	// build's.
 	build := exec.Command("go", "build", "-o", s.bin, ".")
-	build.Dir = moduleRoot()
+	if build.Dir, err = gatewaytest.ModuleRoot(); err != nil {
+		return nil, err
+	}
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build: %v\n%s", err, out)
 	}
@@ -83,7 +83,10 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	addr := freeAddr()
+	addr, err := gatewaytest.FreeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
 	s.url = "http://" + addr
 	if s.idp, err = oidcprovider.Start(oidcprovider.Options{
 		Users:   []oidcprovider.User{{Subject: "alice", Username: "alice", Password: "alice-pw", Email: "alice@example.test", Name: "Alice"}},
@@ -154,18 +157,7 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 
 // admin runs `agent-gateway admin args… --json` on the stack's store.
 func (s *stack) admin(env []string, args ...string) (map[string]any, error) {
-	cmd := exec.Command(s.bin, append(append([]string{"admin"}, args...), "--json")...)
-	cmd.Env = append(cleanEnv(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("admin %s: %v: %s", args[0], err, errb.String())
-	}
-	var m map[string]any
-	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
-		return nil, fmt.Errorf("admin %s: %v", args[0], err)
-	}
-	return m, nil
+	return gatewaytest.Admin(s.bin, append(cleanEnv(), env...), args...)
 }
 
 func (s *stack) close() {
@@ -267,27 +259,4 @@ func cleanEnv() []string {
 		}
 	}
 	return out
-}
-
-func moduleRoot() string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "."
-		}
-		dir = parent
-	}
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

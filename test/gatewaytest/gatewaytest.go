@@ -8,6 +8,7 @@ package gatewaytest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -269,12 +270,39 @@ func (p *Process) Stop() {
 // FreeAddr returns a free loopback host:port.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := FreeLoopbackAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return addr
+}
+
+// FreeLoopbackAddr is FreeAddr for programs without a testing.TB (the load
+// and abuse runs).
+func FreeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
 	defer ln.Close()
-	return ln.Addr().String()
+	return ln.Addr().String(), nil
+}
+
+// Admin runs `bin admin args… --json` with env as the whole environment, as
+// an operator seeds a store, and returns the JSON object it printed.
+func Admin(bin string, env []string, args ...string) (map[string]any, error) {
+	cmd := exec.Command(bin, append(append([]string{"admin"}, args...), "--json")...)
+	cmd.Env = env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("admin %s: %v\n%s", args[0], err, errb.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		return nil, fmt.Errorf("admin %s: %v", args[0], err)
+	}
+	return m, nil
 }
 
 // Connect opens an MCP client session to path (e.g. "/mcp/forgejo") with

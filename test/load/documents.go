@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 )
 
@@ -103,20 +103,7 @@ func (f *documentsFixture) gatewayEnv() []string {
 // seed allowlists every docFile in a new project and issues a
 // documents:read token, through `agent-gateway admin` as an operator does.
 func (f *documentsFixture) seed(bin string, env []string) error {
-	admin := func(args ...string) (map[string]any, error) {
-		cmd := exec.Command(bin, append(append([]string{"admin"}, args...), "--json")...)
-		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("admin %s: %v\n%s", args[0], err, errb.String())
-		}
-		var m map[string]any
-		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
-			return nil, fmt.Errorf("admin %s: %v", args[0], err)
-		}
-		return m, nil
-	}
+	admin := func(args ...string) (map[string]any, error) { return gatewaytest.Admin(bin, env, args...) }
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 	p, err := admin("create-project", "--name", "load")
 	if err != nil {

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 func main() {
@@ -221,7 +222,11 @@ func contains(list []string, s string) bool {
 func buildGateway(tmp string) (string, error) {
 	bin := filepath.Join(tmp, "agent-gateway")
 	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = moduleRoot()
+	root, err := gatewaytest.ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
@@ -250,7 +255,10 @@ func gatewayBaseEnv(tmp, forgejoURL string) []string {
 
 // startGateway runs the binary on a free loopback port.
 func startGateway(bin string, env []string) (string, int, func(), error) {
-	addr := freeAddr()
+	addr, err := gatewaytest.FreeLoopbackAddr()
+	if err != nil {
+		return "", 0, nil, err
+	}
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(env, "AGENT_GATEWAY_LISTEN="+addr)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr

@@ -3,11 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
@@ -83,27 +79,4 @@ func mcpCallAt(gw, endpoint, bearer, tool, args string) func() *http.Request {
 
 func okResult(b []byte) bool {
 	return bytes.Contains(b, []byte(`"result"`)) && !bytes.Contains(b, []byte(`"isError":true`))
-}
-
-func moduleRoot() string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "."
-		}
-		dir = parent
-	}
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return strings.TrimSpace(ln.Addr().String())
 }
