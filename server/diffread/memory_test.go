@@ -1,7 +1,6 @@
 package diffread_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,13 +17,7 @@ import (
 // memoryPattern is the synthetic diff's prime-length pattern: ASCII diff
 // lines with characters JSON escapes, so every page carries its text too
 // (the largest pages).
-var memoryPattern = func() []byte {
-	var b bytes.Buffer
-	for b.Len() < 4093 {
-		b.WriteString("+\tif (a < b && c > d) { s = \"generated\\tdiff\"; }\n")
-	}
-	return b.Bytes()[:4093]
-}()
+var memoryPattern = et.LinePattern("+\tif (a < b && c > d) { s = \"generated\\tdiff\"; }\n")
 
 // heapFigures are the memory figures of one read: the heap's growth over
 // the heap before (after a collection) at its highest sample, garbage

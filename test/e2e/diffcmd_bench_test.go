@@ -15,13 +15,7 @@ import (
 
 // commandPattern is the synthetic diff's prime-length pattern: ASCII diff
 // lines, so every page carries its text as well as its data.
-var commandPattern = func() []byte {
-	var b bytes.Buffer
-	for b.Len() < 4093 {
-		b.WriteString("+\tif (a < b && c > d) { s = \"generated\\tdiff\"; }\n")
-	}
-	return b.Bytes()[:4093]
-}()
+var commandPattern = et.LinePattern("+\tif (a < b && c > d) { s = \"generated\\tdiff\"; }\n")
 
 // BenchmarkDiffCommand256MiB runs `agent-gateway diff` (the binary, built
 // without the race detector) on a synthetic 16 MiB diff (512 pages) and

@@ -16,13 +16,7 @@ import (
 
 // diffPattern is the synthetic diff's prime-length pattern: text lines
 // and a non-UTF-8 byte.
-var diffPattern = func() []byte {
-	var b bytes.Buffer
-	for b.Len() < 4093 {
-		b.WriteString("+\tline of a generated diff, caf\xe9 <&> \"quoted\"\n")
-	}
-	return b.Bytes()[:4093]
-}()
+var diffPattern = evidencetest.LinePattern("+\tline of a generated diff, caf\xe9 <&> \"quoted\"\n")
 
 // TestDiffEvidenceMemoryFlat serves a synthetic 256 MiB diff (32 MiB under
 // the race detector) from the Core emulator over loopback HTTP and reads

@@ -3,6 +3,7 @@ package evidencetest
 import (
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 )
@@ -14,6 +15,15 @@ import (
 type Pattern struct {
 	Bytes []byte
 	N     int64
+}
+
+// PatternLength is the length of LinePattern's patterns: a prime.
+const PatternLength = 4093
+
+// LinePattern repeats line and cuts the result at PatternLength bytes, the
+// Bytes of a Pattern whose every page looks like the lines of a diff.
+func LinePattern(line string) []byte {
+	return []byte(strings.Repeat(line, PatternLength/len(line)+1)[:PatternLength])
 }
 
 // Reader reads the whole diff.
