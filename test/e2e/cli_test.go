@@ -20,17 +20,7 @@ func TestCLIHelp(t *testing.T) {
 	bin := gatewaytest.Binary(t)
 	exe := func(t *testing.T, bin string, args ...string) (int, string, string) {
 		t.Helper()
-		var out, errs bytes.Buffer
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = &out, &errs
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, out.String(), errs.String()
+		return runCommand(t, exec.Command(bin, args...))
 	}
 	for _, args := range [][]string{{"--help"}, {"help"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

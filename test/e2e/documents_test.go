@@ -193,16 +193,7 @@ func (s *docStack) runAdmin(t *testing.T, args ...string) (int, string, string) 
 	}
 	// The race runtime sleeps a second at exit unless told not to.
 	cmd.Env = append(env, "AGENT_GATEWAY_DATABASE_URL="+s.dbURL, "AGENT_GATEWAY_DATA_DIR="+s.dataDir, "GORACE=atexit_sleep_ms=0")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, out.String(), errb.String()
+	return runCommand(t, cmd)
 }
 
 // admin runs an admin command that must succeed and returns its JSON object.
