@@ -17,16 +17,24 @@ import (
 // whole in-process router against the emulator; run with -cpuprofile to
 // see where the gateway's time goes.
 func BenchmarkAnonymousToolCall(b *testing.B) {
+	emu, d := benchEmulator(b)
+	benchAnonymousCall(b, emu, d, nil)
+}
+
+// benchEmulator starts the Core emulator with the demo's data for one
+// benchmark; it stops when the benchmark ends.
+func benchEmulator(b *testing.B) (*forgejoemu.Emulator, *forgejoemu.Demo) {
+	b.Helper()
 	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer emu.Close()
+	b.Cleanup(func() { _ = emu.Close() })
 	d, err := emu.SeedDemo()
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchAnonymousCall(b, emu, d, nil)
+	return emu, d
 }
 
 // benchAnonymousCall runs b.N get_repository calls through a gateway in

@@ -93,15 +93,7 @@ func BenchmarkAnonymousToolCallTraced(b *testing.B) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	defer collector.Close()
-	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer emu.Close()
-	d, err := emu.SeedDemo()
-	if err != nil {
-		b.Fatal(err)
-	}
+	emu, d := benchEmulator(b)
 	for _, ratio := range []float64{0, 1} {
 		b.Run("sample_ratio="+strconv.FormatFloat(ratio, 'g', -1, 64), func(b *testing.B) {
 			benchAnonymousCall(b, emu, d, func(cfg *Config) {
