@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
 )
 
 // TestTracingSettings pins what tracing.otlp_endpoint and
