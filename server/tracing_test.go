@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
 )
 
 // TestTracingSettings pins what tracing.otlp_endpoint and
