@@ -124,7 +124,7 @@ func (c *otlpClient) UploadTraces(ctx context.Context, spans []*tracepb.Resource
 		return fmt.Errorf("otlp: %w", err)
 	}
 	defer resp.Body.Close()
-	_, _ = upstream.ReadBounded(resp.Body, otlpResponseLimit)
+	_, _ = upstream.ReadBounded(resp.Body, otlpResponseLimit, resp.ContentLength)
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("otlp: collector answered HTTP %d", resp.StatusCode)
 	}

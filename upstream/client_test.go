@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -418,19 +419,28 @@ func TestDoCallerContext(t *testing.T) {
 func TestReadBounded(t *testing.T) {
 	const bound = 1000
 	cases := []struct {
-		name  string
-		size  int
-		large bool
+		name     string
+		size     int
+		declared int64
+		large    bool
 	}{
-		{"empty", 0, false},
-		{"at the bound", bound, false},
-		{"one over", bound + 1, true},
-		{"far over", 10 * bound, true},
+		{"empty", 0, -1, false},
+		{"at the bound", bound, -1, false},
+		{"one over", bound + 1, -1, true},
+		{"far over", 10 * bound, -1, true},
+		{"declared exactly", 700, 700, false},
+		{"declared at the bound", bound, bound, false},
+		{"declared too little", 700, 10, false},
+		{"declared too much", 10, 900, false},
+		{"declared over the bound", 10, 10 * bound, false},
+		{"declared too little, over the bound", bound + 1, 10, true},
+		{"declared at the bound, over it", 10 * bound, bound, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &countingReader{r: bytes.NewReader(bytes.Repeat([]byte("x"), tc.size))}
-			b, err := ReadBounded(r, bound)
+			want := bytes.Repeat([]byte("0123456789"), tc.size/10+1)[:tc.size]
+			r := &countingReader{r: iotest.HalfReader(bytes.NewReader(want))}
+			b, err := ReadBounded(r, bound, tc.declared)
 			if tc.large {
 				wantKind(t, err, KindTooLarge)
 				if r.n > bound+1 {
@@ -438,13 +448,16 @@ func TestReadBounded(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || len(b) != tc.size {
+			if err != nil || !bytes.Equal(b, want) {
 				t.Fatalf("got %d bytes, %v", len(b), err)
+			}
+			if tc.declared == int64(tc.size) && cap(b) != tc.size+1 {
+				t.Fatalf("a truthful declared length should size the buffer once: cap %d for %d bytes", cap(b), tc.size)
 			}
 		})
 	}
 	t.Run("reader error passes through", func(t *testing.T) {
-		_, err := ReadBounded(io.MultiReader(strings.NewReader("x"), errReader{}), bound)
+		_, err := ReadBounded(io.MultiReader(strings.NewReader("x"), errReader{}), bound, -1)
 		if !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("err = %v", err)
 		}

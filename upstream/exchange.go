@@ -164,7 +164,7 @@ func (c *Client) Exchange(ctx context.Context, x Exchange) (*Answer, error) {
 	if !slices.Contains(success, resp.StatusCode) {
 		se := &StatusError{Status: resp.StatusCode, Header: resp.Header}
 		if x.ErrorBody > 0 {
-			se.Body, _ = ReadBounded(resp.Body, x.ErrorBody)
+			se.Body, _ = ReadBounded(resp.Body, x.ErrorBody, resp.ContentLength)
 		}
 		return nil, se
 	}
@@ -177,7 +177,7 @@ func (c *Client) Exchange(ctx context.Context, x Exchange) (*Answer, error) {
 	if x.IsJSON == nil || !x.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil, &AnswerError{Stage: StageMediaType, Status: resp.StatusCode}
 	}
-	b, err := ReadBounded(resp.Body, x.MaxBody)
+	b, err := ReadBounded(resp.Body, x.MaxBody, resp.ContentLength)
 	if err != nil {
 		var ue *Error
 		if !errors.As(err, &ue) {
