@@ -3,6 +3,7 @@ package github
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 )
 
 // A Contents answer is a ~1 KB object around one large string: the file in
@@ -121,19 +122,64 @@ func base64Lines(raw []byte) bool {
 }
 
 // decodeLines decodes what base64Lines accepted exactly as the strict
-// decoder decodes the unescaped string: it skips the line breaks.
+// decoder decodes the unescaped string, without first copying the string
+// out of its escapes: each line's whole 4-character groups are decoded in
+// place, a group broken across a line break is joined in a small carry,
+// and padding ends the data as it does in one string (anything after a
+// group ending in "=" is refused). An unfinished group at the end is
+// refused, as the padded alphabet refuses it. FuzzContentsJSON holds this
+// to the one-string reading.
 func decodeLines(raw []byte) ([]byte, error) {
-	text := make([]byte, 0, len(raw))
-	for len(raw) > 0 {
-		k := bytes.IndexByte(raw, '\\')
-		if k < 0 {
-			text = append(text, raw...)
-			break
+	out := make([]byte, 0, base64.StdEncoding.DecodedLen(len(raw)))
+	var carry [4]byte
+	held, padded := 0, false
+	decode := func(groups []byte) error {
+		if len(groups) == 0 {
+			return nil
 		}
-		text = append(text, raw[:k]...)
-		raw = raw[k+2:] // base64Lines accepted only "\n" escapes
+		if padded {
+			return errAfterPadding
+		}
+		n, err := strictBase64.Decode(out[len(out):cap(out)], groups)
+		if err != nil {
+			return err
+		}
+		out = out[:len(out)+n]
+		padded = groups[len(groups)-1] == '='
+		return nil
 	}
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
-	n, err := base64.StdEncoding.Strict().Decode(out, text)
-	return out[:n], err
+	for len(raw) > 0 {
+		line := raw
+		if k := bytes.IndexByte(raw, '\\'); k >= 0 {
+			line, raw = raw[:k], raw[k+2:] // base64Lines accepted only "\n" escapes
+		} else {
+			raw = nil
+		}
+		if held > 0 {
+			k := copy(carry[held:], line)
+			held, line = held+k, line[k:]
+			if held < len(carry) {
+				continue
+			}
+			if err := decode(carry[:]); err != nil {
+				return nil, err
+			}
+			held = 0
+		}
+		whole := len(line) &^ 3
+		if err := decode(line[:whole]); err != nil {
+			return nil, err
+		}
+		held = copy(carry[:], line[whole:])
+	}
+	if held > 0 {
+		return nil, errUnfinishedGroup
+	}
+	return out, nil
 }
+
+var (
+	strictBase64       = base64.StdEncoding.Strict()
+	errAfterPadding    = errors.New("base64 data after the padding")
+	errUnfinishedGroup = errors.New("base64 data ends inside a 4-character group")
+)

@@ -66,6 +66,14 @@ func TestSplitContent(t *testing.T) {
 	}{
 		{"lines", head + `"content":"aGk=\n"}`, true, ""},
 		{"broken line", head + `"content":"aG\nk=\n"}`, true, ""},
+		{"a group over three lines", head + `"content":"a\nG\nk=\n"}`, true, ""},
+		{"padding over two lines", head + `"content":"aGk\n=\n\n"}`, true, ""},
+		{"empty lines", head + `"content":"\n\naGk=\n\n"}`, true, ""},
+		{"data after the padding", head + `"content":"aA==\naQ==\n"}`, true, toolerr.ProviderMalformed}, // "h" then "i"
+		{"data after the padding in a line", head + `"content":"aGk=aGk=\n"}`, true, toolerr.ProviderMalformed},
+		{"unfinished group at the end", head + `"content":"aGk=\naG"}`, true, toolerr.ProviderMalformed},
+		{"unpadded", head + `"content":"aG\nk"}`, true, toolerr.ProviderMalformed},
+		{"non-zero pad bits", head + `"content":"aGl=\n"}`, true, toolerr.ProviderMalformed},
 		{"space around the colon", head + `"content" :  "aGk="}`, true, ""},
 		{"nested content member first", `{"_links":{"content":"x"},` + head[1:] + `"content":"aGk="}`, true, ""},
 		{"content inside a string", `{"note":"\",\"content\":\"QUJD\"",` + head[1:] + `"content":"aGk="}`, true, ""},
