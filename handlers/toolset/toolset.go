@@ -140,13 +140,13 @@ func (c *Toolset) handler(t Tool) mcp.ToolHandler {
 			rec.SetOutcome(string(te.Code))
 			return ErrorResult(te), nil
 		}
-		text, err := EncodeJSON(out)
+		text, err := resultText(out)
 		if err != nil {
 			rec.SetOutcome(string(toolerr.Internal))
 			return ErrorResult(toolerr.Wrap(err, toolerr.Internal, "result could not be encoded")), nil
 		}
 		rec.SetOutcome("ok")
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 	}
 }
 

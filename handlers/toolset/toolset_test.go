@@ -82,6 +82,11 @@ func TestHandlerResults(t *testing.T) {
 	unencodable := Tool{Name: "unencodable", Handle: func(context.Context, json.RawMessage) (any, error) {
 		return map[string]float64{"x": math.Inf(1)}, nil
 	}}
+	// A tool that encodes its own result (a diff page) hands over exactly
+	// the bytes it measured: not compacted or re-spaced again.
+	preEncoded := Tool{Name: "pre_encoded", Handle: func(context.Context, json.RawMessage) (any, error) {
+		return json.RawMessage(`{"data":"<\u003e","n":1 }`), nil
+	}}
 	cases := []struct {
 		name     string
 		tool     Tool
@@ -98,6 +103,7 @@ func TestHandlerResults(t *testing.T) {
 		{"unknown member never reaches the tool", tools[0], `{"text":"a","x":1}`, true, "", "invalid_arguments", 0},
 		{"untyped error is internal and hidden", plainErr, `{}`, true, `{"error":{"code":"internal_error","message":"internal error"}}`, "internal_error", 0},
 		{"unencodable result", unencodable, `{}`, true, "", "internal_error", 0},
+		{"pre-encoded result taken as it is", preEncoded, `{}`, false, `{"data":"<\u003e","n":1 }`, "ok", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +136,7 @@ func TestHandlerResults(t *testing.T) {
 			if rec.Outcome() != tc.outcome {
 				t.Fatalf("outcome = %q, want %q", rec.Outcome(), tc.outcome)
 			}
-			if ran := calls[tc.tool.Name] - before; tc.tool.Name != "plain_error" && tc.tool.Name != "unencodable" && ran != tc.ranTimes {
+			if ran := calls[tc.tool.Name] - before; tc.tool.Name != "plain_error" && tc.tool.Name != "unencodable" && tc.tool.Name != "pre_encoded" && ran != tc.ranTimes {
 				t.Fatalf("tool ran %d times, want %d", ran, tc.ranTimes)
 			}
 		})
