@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -37,9 +38,26 @@ func benchEmulator(b *testing.B) (*forgejoemu.Emulator, *forgejoemu.Demo) {
 	return emu, d
 }
 
+// BenchmarkDiffPage serves page 0 of the demo's open pull request's diff
+// (get_pull_request_diff with the reader's Forgejo token): the whole
+// evidence answer verified, then one page fitted and encoded.
+func BenchmarkDiffPage(b *testing.B) {
+	emu, d := benchEmulator(b)
+	args := fmt.Sprintf(`{"owner":%q,"repo":%q,"index":%d}`, d.Owner, d.PublicRepo, d.OpenPull)
+	benchToolCall(b, emu, nil, d.ReaderToken, "get_pull_request_diff", args)
+}
+
 // benchAnonymousCall runs b.N get_repository calls through a gateway in
 // front of emu, configured by Default plus configure (may be nil).
 func benchAnonymousCall(b *testing.B, emu *forgejoemu.Emulator, d *forgejoemu.Demo, configure func(*Config)) {
+	args := fmt.Sprintf(`{"owner":%q,"repo":%q}`, d.Owner, d.PublicRepo)
+	benchToolCall(b, emu, configure, "", "get_repository", args)
+}
+
+// benchToolCall runs b.N calls of tool with args (a JSON object) on
+// /mcp/forgejo, with bearer when it is not empty, through a gateway in
+// front of emu configured by Default plus configure (may be nil).
+func benchToolCall(b *testing.B, emu *forgejoemu.Emulator, configure func(*Config), bearer, tool, args string) {
 	b.Helper()
 	cfg := Default()
 	cfg.DataDir = b.TempDir()
@@ -55,13 +73,16 @@ func benchAnonymousCall(b *testing.B, emu *forgejoemu.Emulator, d *forgejoemu.De
 	}
 	defer g.Close()
 	h := g.Handler()
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_repository","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PublicRepo + `"}}}`)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		req := httptest.NewRequest(http.MethodPost, "/mcp/forgejo", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != 200 || bytes.Contains(rec.Body.Bytes(), []byte(`"isError":true`)) {

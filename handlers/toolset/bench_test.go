@@ -3,6 +3,8 @@ package toolset
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -56,4 +58,38 @@ func benchSDKFloor(b *testing.B, text string) {
 			b.Fatalf("%d %s", rec.Code, rec.Body.String())
 		}
 	}
+}
+
+// BenchmarkResultText is the result's text for a diff page: a
+// json.RawMessage of about 57 KB (base64 data), taken as it is, against
+// encoding it again with EncodeJSON as the handler did before (which ran
+// encoding/json's compaction over the whole page).
+func BenchmarkResultText(b *testing.B) {
+	raw := make([]byte, 40000)
+	for i := range raw {
+		raw[i] = byte(i * 7919 >> 3)
+	}
+	page, err := EncodeJSON(map[string]any{"data": base64.StdEncoding.EncodeToString(raw), "eof": false})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg := json.RawMessage(page)
+	b.Run("as-is", func(b *testing.B) {
+		b.SetBytes(int64(len(page)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if text, err := resultText(msg); err != nil || len(text) != len(page) {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoded-again", func(b *testing.B) {
+		b.SetBytes(int64(len(page)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if text, err := EncodeJSON(msg); err != nil || len(string(text)) != len(page) {
+				b.Fatal(err)
+			}
+		}
+	})
 }
