@@ -138,7 +138,7 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 		return nil, err
 	}
 	s.cmd = exec.Command(s.bin, "serve")
-	s.cmd.Env = append(append(cleanEnv(), env...), gatewayEnv...)
+	s.cmd.Env = append(append(gatewaytest.CleanEnv(), env...), gatewayEnv...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {
 		logFile.Close()
@@ -157,7 +157,7 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 
 // admin runs `agent-gateway admin args… --json` on the stack's store.
 func (s *stack) admin(env []string, args ...string) (map[string]any, error) {
-	return gatewaytest.Admin(s.bin, append(cleanEnv(), env...), args...)
+	return gatewaytest.Admin(s.bin, append(gatewaytest.CleanEnv(), env...), args...)
 }
 
 func (s *stack) close() {
@@ -248,15 +248,4 @@ func (s *stack) rows() (map[string]int64, error) {
 		out[tbl] = n
 	}
 	return out, nil
-}
-
-// cleanEnv is this process's environment without gateway settings.
-func cleanEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AGENT_GATEWAY_") && !strings.HasPrefix(kv, "HEYAIRA_") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

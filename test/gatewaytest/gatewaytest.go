@@ -201,9 +201,10 @@ func Start(t testing.TB, o Options) *Process {
 	return p
 }
 
-// mergeEnv returns the test process's environment minus any
-// AGENT_GATEWAY_* / HEYAIRA_* variables, plus env.
-func mergeEnv(env map[string]string) []string {
+// CleanEnv returns this process's environment minus any AGENT_GATEWAY_* or
+// HEYAIRA_* variable, so a gateway started from a test or a tool sees only
+// the configuration it is given.
+func CleanEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "AGENT_GATEWAY_") || strings.HasPrefix(kv, "HEYAIRA_") {
@@ -211,6 +212,12 @@ func mergeEnv(env map[string]string) []string {
 		}
 		out = append(out, kv)
 	}
+	return out
+}
+
+// mergeEnv returns CleanEnv plus env.
+func mergeEnv(env map[string]string) []string {
+	out := CleanEnv()
 	for k, v := range env {
 		out = append(out, k+"="+v)
 	}

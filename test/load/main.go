@@ -237,13 +237,7 @@ func buildGateway(tmp string) (string, error) {
 // a store in tmp, the Forgejo emulator, budgets large enough not to
 // interfere.
 func gatewayBaseEnv(tmp, forgejoURL string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AGENT_GATEWAY_") && !strings.HasPrefix(kv, "HEYAIRA_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env,
+	return append(gatewaytest.CleanEnv(),
 		"AGENT_GATEWAY_DATA_DIR="+filepath.Join(tmp, "data"),
 		"AGENT_GATEWAY_FORGEJO_ORIGIN="+forgejoURL,
 		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE=1000000000",
