@@ -201,7 +201,10 @@ func malformedHead(err error) bool {
 // when it is within max the buffer is allocated once at that size, instead
 // of doubling from 512 bytes as io.ReadAll does, which for a 275 KB
 // Contents answer left 700 KB of garbage per read (docs/performance.md).
-// A wrong declared length costs only growth: the bound is max alone.
+// A wrong declared length costs only growth: the bound is max alone, and a
+// length that lies high holds no more than an answer that sends max bytes
+// and stalls held before (io.ReadAll's doubling could hold up to twice
+// that).
 func ReadBounded(r io.Reader, max, declared int64) ([]byte, error) {
 	size := int64(512)
 	if declared >= 0 && declared <= max {
