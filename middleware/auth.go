@@ -39,6 +39,9 @@ type AuthOptions struct {
 	// authorization "scope selection"): the scope a client should ask for,
 	// so it does not ask for every scope the metadata lists.
 	Scope string
+	// Refused, when set, bounds the bearers one address may have refused
+	// per window; past it, its bearers are answered 429 without a lookup.
+	Refused *RefusedBearers
 }
 
 // Authenticate resolves the caller. A token is only accepted in the
@@ -67,8 +70,14 @@ func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Han
 				challenge(w, r, opts, "invalid_request", "expected one Authorization: Bearer <token> header")
 				return
 			}
+			if opts.Refused != nil && !opts.Refused.admit(w, r) {
+				return
+			}
 			p, err := a.Authenticate(r.Context(), token)
 			if err != nil || p == nil {
+				if opts.Refused != nil {
+					opts.Refused.refused(w, r)
+				}
 				// Logged under its hash, so refusals of one made-up token
 				// can be told apart without the log holding it.
 				RecordFromContext(r.Context()).SetCaller("refused:" + CredentialHash(token))

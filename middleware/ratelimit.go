@@ -26,9 +26,12 @@ type BudgetOptions struct {
 	// unverified (passthrough) credential, whatever credential each one
 	// carries: inventing bearers then buys no more calls than one.
 	IPCeilingPerWindow int
-	Window             time.Duration
-	// NewCounter returns the counter of one budget ("read", "write" or
-	// "ip_ceiling"), shared between replicas (Redis); nil keeps counts in
+	// RefusedBearersPerWindow bounds, per client IP, the bearers refused
+	// before the budgets are reached (NewRefusedBearers); 0 is no bound.
+	RefusedBearersPerWindow int
+	Window                  time.Duration
+	// NewCounter returns the counter of one budget ("read", "write",
+	// "ip_ceiling" or "refused_bearers"), shared between replicas (Redis); nil keeps counts in
 	// memory.
 	NewCounter func(budget string) httprate.LimitCounter
 	// Rejected, if set, is told each time a budget refuses a request (metrics).

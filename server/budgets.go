@@ -40,8 +40,9 @@ func (g *Gateway) openRedis(ctx context.Context) error {
 func (g *Gateway) budgetOptions(endpoint string) middleware.BudgetOptions {
 	o := middleware.BudgetOptions{
 		ReadPerWindow: g.cfg.ReadPerMinute, WritePerWindow: g.cfg.WritePerMinute, IPCeilingPerWindow: g.cfg.IPCeilingPerMinute,
-		Window:   time.Minute,
-		Rejected: func(budget string) { g.budgetRejections.WithLabelValues(endpoint, budget).Inc() },
+		RefusedBearersPerWindow: g.cfg.RefusedBearersPerMinute,
+		Window:                  time.Minute,
+		Rejected:                func(budget string) { g.budgetRejections.WithLabelValues(endpoint, budget).Inc() },
 	}
 	if g.redis != nil {
 		o.NewCounter = func(budget string) httprate.LimitCounter {

@@ -62,13 +62,17 @@ type Config struct {
 	// IPCeilingPerMinute bounds the tool calls one client IP makes with
 	// unverified (passthrough) credentials, whichever it sends.
 	IPCeilingPerMinute int
-	CursorSecretFile   string
-	CursorTTL          time.Duration
-	TLSCertFile        string
-	TLSKeyFile         string
-	TrustedProxies     []netip.Prefix
-	AllowedOrigins     []string
-	publicURLExplicit  bool
+	// RefusedBearersPerMinute bounds the bearers /mcp/documents refuses
+	// per client IP; past it that address's bearers get 429 without a
+	// store lookup.
+	RefusedBearersPerMinute int
+	CursorSecretFile        string
+	CursorTTL               time.Duration
+	TLSCertFile             string
+	TLSKeyFile              string
+	TrustedProxies          []netip.Prefix
+	AllowedOrigins          []string
+	publicURLExplicit       bool
 
 	// OIDC is the identity provider of the gateway's OAuth authorization
 	// server; without OIDCIssuer the OAuth endpoints answer unconfigured.
@@ -102,29 +106,30 @@ type Config struct {
 func Default() Config {
 	gh, _ := url.Parse("https://api.github.com")
 	return Config{
-		Listen:               "127.0.0.1:8080",
-		DataDir:              "./data",
-		LogLevel:             "info",
-		ShutdownGrace:        30 * time.Second,
-		GCPercent:            defaultGCPercent,
-		MemoryLimit:          defaultMemoryLimit,
-		WriteTimeout:         5 * time.Minute,
-		ReadHeaderTimeout:    10 * time.Second,
-		MaxConnections:       1024,
-		MaxConnectionsPerIP:  128,
-		MaxInFlight:          512,
-		MaxInFlightPerIP:     64,
-		BodyBudgetBytes:      32 << 20,
-		BodyBudgetPerIPBytes: 8 << 20,
-		ForgejoIOTimeout:     30 * time.Second,
-		GitHubAPIOrigin:      gh,
-		GitHubIOTimeout:      30 * time.Second,
-		ReadPerMinute:        600,
-		WritePerMinute:       60,
-		IPCeilingPerMinute:   600,
-		CursorTTL:            15 * time.Minute,
-		TracingSampleRatio:   1,
-		OIDCScopes:           defaultOIDCScopes,
+		Listen:                  "127.0.0.1:8080",
+		DataDir:                 "./data",
+		LogLevel:                "info",
+		ShutdownGrace:           30 * time.Second,
+		GCPercent:               defaultGCPercent,
+		MemoryLimit:             defaultMemoryLimit,
+		WriteTimeout:            5 * time.Minute,
+		ReadHeaderTimeout:       10 * time.Second,
+		MaxConnections:          1024,
+		MaxConnectionsPerIP:     128,
+		MaxInFlight:             512,
+		MaxInFlightPerIP:        64,
+		BodyBudgetBytes:         32 << 20,
+		BodyBudgetPerIPBytes:    8 << 20,
+		ForgejoIOTimeout:        30 * time.Second,
+		GitHubAPIOrigin:         gh,
+		GitHubIOTimeout:         30 * time.Second,
+		ReadPerMinute:           600,
+		WritePerMinute:          60,
+		IPCeilingPerMinute:      600,
+		RefusedBearersPerMinute: 120,
+		CursorTTL:               15 * time.Minute,
+		TracingSampleRatio:      1,
+		OIDCScopes:              defaultOIDCScopes,
 
 		OAuthAuthorizePerMinute:    oauth.DefaultAuthorizationsPerMinute,
 		OAuthRegisterPerMinute:     oauth.DefaultRegistrationsPerMinute,

@@ -56,6 +56,7 @@ func printConfig(w io.Writer, c *Config) error {
 		{"ratelimit.redis_url", set(c.RedisURL)},
 		{"ratelimit.read_per_minute", fmt.Sprint(c.ReadPerMinute)}, {"ratelimit.write_per_minute", fmt.Sprint(c.WritePerMinute)},
 		{"ratelimit.ip_ceiling_per_minute", fmt.Sprint(c.IPCeilingPerMinute)},
+		{"ratelimit.refused_bearers_per_minute", fmt.Sprint(c.RefusedBearersPerMinute)},
 		{"cursor.secret_file", orNone(c.CursorSecretFile)}, {"cursor.ttl", c.CursorTTL.String()},
 		{"tls.cert_file", orNone(c.TLSCertFile)}, {"tls.key_file", orNone(c.TLSKeyFile)},
 		{"trusted_proxies", orNone(strings.Join(proxies, ","))},

@@ -30,6 +30,8 @@ func (g *Gateway) zeroKnownSeries() {
 	}
 	// The IP ceiling guards unverified Forgejo bearers only.
 	g.budgetRejections.WithLabelValues(g.forgejoC.Name, "ip_ceiling")
+	// Only the documents endpoint looks bearers up in the store.
+	g.budgetRejections.WithLabelValues(g.documentsC.Name, "refused_bearers")
 	for _, event := range []string{"cache_hit", "minted", "mint_failed"} {
 		g.domain.installTokens.WithLabelValues(event)
 	}

@@ -46,7 +46,7 @@ func TestZeroKnownSeries(t *testing.T) {
 		name   string
 		series int
 	}{
-		{"agent_gateway_budget_rejections_total", 5},
+		{"agent_gateway_budget_rejections_total", 6}, // read, write × 2 catalogues; ip_ceiling; refused_bearers
 		{"agent_gateway_github_installation_tokens_total", 3},
 		{"agent_gateway_evidence_entities_total", 1},
 		{"agent_gateway_pages_served_total", len(pagingTools)},

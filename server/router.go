@@ -72,6 +72,9 @@ func (g *Gateway) Handler() http.Handler {
 		// What a client should ask for: reading documents, not every scope
 		// the metadata lists (issue 16).
 		Scope: documents.Scope,
+		// Each gateway-issued bearer is looked up in the store before it
+		// can be refused; this bounds how many one address gets refused.
+		Refused: middleware.NewRefusedBearers(g.budgetOptions(g.documentsC.Name)),
 	}, g.documentsAuth))
 	return r
 }

@@ -152,6 +152,7 @@ var settings = []setting{
 	{key: "ratelimit.read_per_minute", help: "read budget per caller per minute", set: positiveInt(func(c *Config) *int { return &c.ReadPerMinute })},
 	{key: "ratelimit.write_per_minute", help: "write budget per caller per minute", set: positiveInt(func(c *Config) *int { return &c.WritePerMinute })},
 	{key: "ratelimit.ip_ceiling_per_minute", help: "per client IP, the tool calls per minute made with unverified Forgejo bearers, whichever bearer each carries", set: positiveInt(func(c *Config) *int { return &c.IPCeilingPerMinute })},
+	{key: "ratelimit.refused_bearers_per_minute", help: "per client IP, the bearers /mcp/documents may refuse per minute; past it, that address's bearers are answered 429 without a store lookup", set: positiveInt(func(c *Config) *int { return &c.RefusedBearersPerMinute })},
 	{key: "cursor.secret_file", help: "file holding the cursor signing secret (default: generated into data_dir)", set: func(c *Config, v string) error { c.CursorSecretFile = v; return nil }},
 	{key: "cursor.ttl", help: "how long a document cursor stays valid", set: durationSetter(func(c *Config) *time.Duration { return &c.CursorTTL })},
 	{key: "tls.cert_file", help: "TLS certificate (PEM); with tls.key_file the gateway serves HTTPS itself", set: func(c *Config, v string) error { c.TLSCertFile = v; return nil }},

@@ -361,3 +361,38 @@ func TestHostileLoadSmallPoints(t *testing.T) {
 		t.Fatalf("the largest safe id: %d %.300s", resp.StatusCode, out)
 	}
 }
+
+// TestRefusedBearersBeforeLookup: the real binary answers made-up
+// gateway bearers on /mcp/documents with 401 until the client address has
+// had ratelimit.refused_bearers_per_minute of them refused; past that, its
+// bearers get 429 with Retry-After before any store lookup, while a request
+// without a bearer still gets the 401 challenge, and /metrics counts the
+// refusals.
+func TestRefusedBearersBeforeLookup(t *testing.T) {
+	gw := gatewaytest.Start(t, gatewaytest.Options{Env: map[string]string{
+		"AGENT_GATEWAY_RATELIMIT_REFUSED_BEARERS_PER_MINUTE": "3",
+	}})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	bearer := func(i int) map[string]string {
+		return map[string]string{"Authorization": fmt.Sprintf("Bearer agw_at_made-up-%d", i)}
+	}
+	for i := range 3 {
+		if resp, out := postRPC(t, gw.URL+"/mcp/documents", body, bearer(i)); resp.StatusCode != 401 {
+			t.Fatalf("made-up bearer %d: %d %.200s", i, resp.StatusCode, out)
+		}
+	}
+	for i := 3; i < 5; i++ {
+		resp, out := postRPC(t, gw.URL+"/mcp/documents", body, bearer(i))
+		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" ||
+			!strings.Contains(out, `"budget":"refused_bearers"`) {
+			t.Fatalf("made-up bearer %d past the bound: %d Retry-After %q %.300s", i, resp.StatusCode, resp.Header.Get("Retry-After"), out)
+		}
+	}
+	if resp, out := postRPC(t, gw.URL+"/mcp/documents", body, nil); resp.StatusCode != 401 {
+		t.Fatalf("no bearer past the bound: %d %.200s", resp.StatusCode, out)
+	}
+	_, m := get(t, gw.URL+"/metrics")
+	if want := `agent_gateway_budget_rejections_total{budget="refused_bearers",catalog="agent-gateway-documents"} 2`; !strings.Contains(m, want) {
+		t.Fatalf("/metrics lacks %s", want)
+	}
+}

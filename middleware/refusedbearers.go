@@ -1,0 +1,78 @@
+package middleware
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/httprate"
+
+	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
+)
+
+// RefusedBearers bounds, per client IP, the bearers Authenticate refused
+// in a window. A gateway-issued bearer costs a store lookup before it can
+// be refused, and the budgets run only after authentication, so without
+// this an address inventing bearers could make one lookup per request,
+// limited only by its requests in flight. Once its refusals are used up,
+// every bearer from that address is answered 429 before any lookup, until
+// the window moves on; requests without a bearer are not affected.
+type RefusedBearers struct {
+	lim      *httprate.RateLimiter
+	limit    int
+	window   time.Duration
+	rejected func(budget string)
+}
+
+// refusedBudget names the budget in 429 answers and metrics.
+const refusedBudget = "refused_bearers"
+
+// NewRefusedBearers returns the bound of o.RefusedBearersPerWindow
+// refusals per client IP and o.Window, counted in o.NewCounter's
+// "refused_bearers" counter when it is set (shared between replicas), and
+// reported to o.Rejected. It returns nil, no bound, when the number is not
+// positive.
+func NewRefusedBearers(o BudgetOptions) *RefusedBearers {
+	if o.RefusedBearersPerWindow <= 0 {
+		return nil
+	}
+	// A counter error makes OnLimit report "limited"; the no-op handler
+	// leaves the answer to us.
+	opts := []httprate.Option{httprate.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {})}
+	if o.NewCounter != nil {
+		opts = append(opts, httprate.WithLimitCounter(o.NewCounter(refusedBudget)))
+	}
+	return &RefusedBearers{
+		lim:   httprate.NewRateLimiter(o.RefusedBearersPerWindow, o.Window, opts...),
+		limit: o.RefusedBearersPerWindow, window: o.Window, rejected: o.Rejected,
+	}
+}
+
+func refusedKey(r *http.Request) string { return "ip:" + RecordFromContext(r.Context()).ClientIP() }
+
+// admit reports whether r's address may still have a bearer looked up; if
+// not, it has answered 429. A counter that cannot be read (Redis down)
+// refuses, as the budgets do.
+func (b *RefusedBearers) admit(w http.ResponseWriter, r *http.Request) bool {
+	_, rate, err := b.lim.Status(refusedKey(r))
+	if err == nil && rate < float64(b.limit) {
+		return true
+	}
+	if b.rejected != nil {
+		b.rejected(refusedBudget)
+	}
+	// The sliding window forgets a refusal within two windows; one is
+	// the honest first guess. A counter that cannot be read: retry soon.
+	retry := max(1, int(b.window.Round(time.Second).Seconds()))
+	if err != nil {
+		retry = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(retry))
+	Refuse(w, r, toolerr.New(toolerr.RateLimited, "too many bearer tokens from this address were refused; retry later").With("budget", refusedBudget))
+	return false
+}
+
+// refused counts one refusal against r's address.
+func (b *RefusedBearers) refused(w http.ResponseWriter, r *http.Request) {
+	b.lim.OnLimit(w, r, refusedKey(r))
+}

@@ -1,0 +1,91 @@
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// TestRefusedBearers: once an address has had its allowance of bearers
+// refused, its next bearers are answered 429 without reaching the
+// authenticator (no store lookup), whether they are valid or not; other
+// addresses, and requests without a bearer, are unaffected.
+func TestRefusedBearers(t *testing.T) {
+	lookups := 0
+	auth := AuthenticatorFunc(func(_ context.Context, bearer string) (*Principal, error) {
+		lookups++
+		if bearer == "good" {
+			return &Principal{Kind: OAuthGrant, Key: "grant:1", ScopesKnown: true}, nil
+		}
+		return nil, ErrInvalidToken
+	})
+	var rejected []string
+	refused := NewRefusedBearers(BudgetOptions{RefusedBearersPerWindow: 3, Window: time.Minute,
+		Rejected: func(b string) { rejected = append(rejected, b) }})
+	h := Authenticate(auth, AuthOptions{Required: true, ResourceMetadataURL: "https://gw/.well-known/x", Refused: refused})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	call := func(ip, bearer string) *httptest.ResponseRecorder {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodPost, "/mcp/documents", nil)
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		rec := &Record{clientIP: ip}
+		req = req.WithContext(WithRecord(req.Context(), rec))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+
+	if w := call("192.0.2.1", "good"); w.Code != http.StatusNoContent {
+		t.Fatalf("a valid bearer: %d", w.Code)
+	}
+	for i := range 3 {
+		if w := call("192.0.2.1", "made-up"); w.Code != http.StatusUnauthorized {
+			t.Fatalf("refusal %d: %d, want 401", i+1, w.Code)
+		}
+	}
+	if lookups != 4 {
+		t.Fatalf("%d lookups, want 4", lookups)
+	}
+	for _, bearer := range []string{"made-up", "good"} {
+		w := call("192.0.2.1", bearer)
+		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "60" {
+			t.Fatalf("bearer %q past the allowance: %d, Retry-After %q", bearer, w.Code, w.Header().Get("Retry-After"))
+		}
+		var body struct {
+			Error struct {
+				Code   string `json:"code"`
+				Budget string `json:"budget"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.Error.Code != "rate_limited" || body.Error.Budget != "refused_bearers" {
+			t.Fatalf("429 body %s (%v)", w.Body.String(), err)
+		}
+	}
+	if lookups != 4 {
+		t.Fatalf("%d lookups after the allowance was spent, want none more", lookups-4)
+	}
+	if len(rejected) != 2 || rejected[0] != "refused_bearers" {
+		t.Fatalf("rejections reported: %v", rejected)
+	}
+	if w := call("192.0.2.1", ""); w.Code != http.StatusUnauthorized {
+		t.Fatalf("no bearer from the same address: %d, want the 401 challenge", w.Code)
+	}
+	if w := call("192.0.2.2", "good"); w.Code != http.StatusNoContent {
+		t.Fatalf("another address: %d", w.Code)
+	}
+	if lookups != 5 {
+		t.Fatalf("%d lookups, want 5", lookups)
+	}
+}
+
+// TestRefusedBearersOff: a bound of 0 is none.
+func TestRefusedBearersOff(t *testing.T) {
+	if NewRefusedBearers(BudgetOptions{Window: time.Minute}) != nil {
+		t.Fatal("a zero bound should give no limiter")
+	}
+}
