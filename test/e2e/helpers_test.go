@@ -44,7 +44,8 @@ func requireRedis(t *testing.T) {
 	c.Close()
 }
 
-// syncWriter is a bytes.Buffer safe for a process's concurrent writes.
+// syncWriter is a bytes.Buffer safe for a process's concurrent writes and
+// the test's reads.
 type syncWriter struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -29,7 +29,7 @@ func TestPullDiffStdioRequestIDs(t *testing.T) {
 	cmd := exec.Command(gatewaytest.Binary(t), "stdio")
 	cmd.Env = append(os.Environ(), "AGENT_GATEWAY_DATA_DIR="+t.TempDir(),
 		"AGENT_GATEWAY_FORGEJO_ORIGIN="+emu.URL(), "AGENT_GATEWAY_FORGEJO_TOKEN="+d.ReaderToken)
-	logs := &lockedBuffer{}
+	logs := &syncWriter{}
 	cmd.Stderr = logs
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

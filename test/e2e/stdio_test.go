@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +22,7 @@ func stdioSession(t *testing.T, env ...string) *mcp.ClientSession {
 	t.Helper()
 	cmd := exec.Command(gatewaytest.Binary(t), "stdio")
 	cmd.Env = append(os.Environ(), append([]string{"AGENT_GATEWAY_DATA_DIR=" + t.TempDir()}, env...)...)
-	logs := &lockedBuffer{}
+	logs := &syncWriter{}
 	cmd.Stderr = logs
 	canaries := &gatewaytest.Canaries{}
 	for _, kv := range env {
@@ -47,25 +45,6 @@ func stdioSession(t *testing.T, env ...string) *mcp.ClientSession {
 		}
 	})
 	return s
-}
-
-// lockedBuffer is a bytes.Buffer safe for a process's writes and the
-// test's reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestStdioMode drives the Forgejo catalog over stdio, with and without
