@@ -110,11 +110,8 @@ func TestMetricsCatalogue(t *testing.T) {
 // required under CI=true) on an exposition.
 func promtoolCheck(t *testing.T, exposition string) {
 	t.Helper()
-	path, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool is required in CI (Debian package prometheus)")
-		}
+	path, ok := promtool(t)
+	if !ok {
 		t.Skip("promtool not installed")
 	}
 	cmd := exec.Command(path, "check", "metrics")
@@ -124,6 +121,21 @@ func promtoolCheck(t *testing.T, exposition string) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out.String())
 	}
+}
+
+// promtool finds promtool (Debian package prometheus). It is required
+// under CI=true; elsewhere ok is false when it is missing, and the caller
+// says what goes unchecked.
+func promtool(t *testing.T) (path string, ok bool) {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool is required in CI (Debian package prometheus)")
+		}
+		return "", false
+	}
+	return path, true
 }
 
 // labelValues returns every label value of an exposition's samples.
