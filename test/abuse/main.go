@@ -30,6 +30,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // options of one run.
@@ -48,7 +50,7 @@ func main() {
 	flag.IntVar(&o.slowConns, "slow-conns", 300, "slow 1 MiB bodies held open by the attacker")
 	flag.IntVar(&o.floodCap, "flood-cap", 5000, "most requests of each flood")
 	flag.DurationVar(&o.interval, "interval", 200*time.Millisecond, "pause between one legitimate caller's calls")
-	var env envList
+	var env gatewaytest.EnvList
 	flag.Var(&env, "gateway-env", "KEY=VALUE added to the gateway's environment only (repeatable)")
 	flag.Parse()
 	o.gatewayEnv = env
@@ -56,19 +58,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "abuse:", err)
 		os.Exit(1)
 	}
-}
-
-// envList collects repeated -gateway-env flags.
-type envList []string
-
-func (e *envList) String() string { return strings.Join(*e, " ") }
-
-func (e *envList) Set(v string) error {
-	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
-		return fmt.Errorf("want KEY=VALUE, got %q", v)
-	}
-	*e = append(*e, v)
-	return nil
 }
 
 func run(out io.Writer, o options) error {

@@ -215,6 +215,21 @@ func CleanEnv() []string {
 	return out
 }
 
+// EnvList is a flag.Value collecting repeated KEY=VALUE flags, such as
+// the -gateway-env of the load and abuse programs.
+type EnvList []string
+
+func (e *EnvList) String() string { return strings.Join(*e, " ") }
+
+// Set adds one KEY=VALUE, refusing anything without a key.
+func (e *EnvList) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE, got %q", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
 // mergeEnv returns CleanEnv plus env.
 func mergeEnv(env map[string]string) []string {
 	out := CleanEnv()

@@ -42,7 +42,7 @@ func main() {
 	maxRequests := flag.Int("max-requests", 200000, "cap on requests per throughput phase")
 	scenarios := flag.String("scenarios", "anonymous,diff page", `comma-separated scenarios to run: anonymous, diff page, documents (every "document …" one) or one "document …" by name`)
 	upstreamDelay := flag.Duration("upstream-delay", 0, "also run the anonymous call against an emulator taking this long per answer (a real forge: 0.9ms)")
-	var gatewayEnv envList
+	var gatewayEnv gatewaytest.EnvList
 	flag.Var(&gatewayEnv, "gateway-env", "KEY=VALUE added to the gateway's environment only (repeatable), e.g. GOGC=400")
 	flag.Parse()
 	o := options{duration: *duration, concurrency: *concurrency, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200,
@@ -87,19 +87,6 @@ type options struct {
 func (o options) wants(name string) bool {
 	return contains(o.names, name) || isDocumentScenario(name) && contains(o.names, "documents") ||
 		strings.HasPrefix(name, "anonymous, upstream") && contains(o.names, "anonymous")
-}
-
-// envList collects repeated -gateway-env flags.
-type envList []string
-
-func (e *envList) String() string { return strings.Join(*e, " ") }
-
-func (e *envList) Set(v string) error {
-	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
-		return fmt.Errorf("want KEY=VALUE, got %q", v)
-	}
-	*e = append(*e, v)
-	return nil
 }
 
 func run(out io.Writer, o options) error {
