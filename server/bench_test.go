@@ -72,12 +72,19 @@ func benchToolCall(b *testing.B, emu *forgejoemu.Emulator, configure func(*Confi
 		b.Fatal(err)
 	}
 	defer g.Close()
-	h := g.Handler()
+	benchCalls(b, g.Handler(), "/mcp/forgejo", bearer, tool, args, "")
+}
+
+// benchCalls times b.N tools/call requests of tool with args (a JSON
+// object) to endpoint on h, with bearer when it is not empty. Each answer
+// must be 200, not a tool error, and hold want when it is not empty.
+func benchCalls(b *testing.B, h http.Handler, endpoint, bearer, tool, args, want string) {
+	b.Helper()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		req := httptest.NewRequest(http.MethodPost, "/mcp/forgejo", bytes.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if bearer != "" {
@@ -85,8 +92,8 @@ func benchToolCall(b *testing.B, emu *forgejoemu.Emulator, configure func(*Confi
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		if rec.Code != 200 || bytes.Contains(rec.Body.Bytes(), []byte(`"isError":true`)) {
-			b.Fatalf("%d %s", rec.Code, rec.Body.String())
+		if rec.Code != 200 || bytes.Contains(rec.Body.Bytes(), []byte(`"isError":true`)) || !bytes.Contains(rec.Body.Bytes(), []byte(want)) {
+			b.Fatalf("%d %.300s", rec.Code, rec.Body.String())
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -9,8 +8,6 @@ import (
 	"encoding/pem"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -80,19 +77,5 @@ func BenchmarkDocumentFragment(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := g.Handler()
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"` + src.ID + `"}}}`)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		req := httptest.NewRequest(http.MethodPost, "/mcp/documents", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+tok.Secret)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != 200 || !bytes.Contains(rec.Body.Bytes(), []byte(`fragment_sha256`)) {
-			b.Fatalf("%d %.300s", rec.Code, rec.Body.String())
-		}
-	}
+	benchCalls(b, g.Handler(), "/mcp/documents", tok.Secret, "git_document_get", `{"source_id":"`+src.ID+`"}`, "fragment_sha256")
 }
