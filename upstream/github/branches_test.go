@@ -61,12 +61,14 @@ func TestBranchHead(t *testing.T) {
 	}
 }
 
+// branchAnswer is a fault answering 200 with s as the branch answer.
+func branchAnswer(s string) githubemu.Fault {
+	return githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: []byte(s)}
+}
+
 func TestBranchHeadFaults(t *testing.T) {
 	s := newStack(t, githubemu.Options{}, true)
 	sha := s.docs.Commit
-	body := func(s string) githubemu.Fault {
-		return githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: []byte(s)}
-	}
 	for _, c := range []struct {
 		name  string
 		fault githubemu.Fault
@@ -80,10 +82,10 @@ func TestBranchHeadFaults(t *testing.T) {
 		{"huge", githubemu.Fault{Kind: githubemu.FaultHugeBody, Size: maxBranchResponse + 1}, toolerr.ResponseTooLarge},
 		{"malformed JSON", githubemu.Fault{Kind: githubemu.FaultMalformedJSON}, toolerr.ProviderMalformed},
 		{"HTML", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<html>")}, toolerr.ProviderMalformed},
-		{"another branch", body(`{"name":"other","commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
-		{"no commit", body(`{"name":"main"}`), toolerr.ProviderMalformed},
-		{"short sha", body(`{"name":"main","commit":{"sha":"` + sha[:7] + `"}}`), toolerr.ProviderMalformed},
-		{"uppercase sha", body(`{"name":"main","commit":{"sha":"` + strings.ToUpper(sha) + `"}}`), toolerr.ProviderMalformed},
+		{"another branch", branchAnswer(`{"name":"other","commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
+		{"no commit", branchAnswer(`{"name":"main"}`), toolerr.ProviderMalformed},
+		{"short sha", branchAnswer(`{"name":"main","commit":{"sha":"` + sha[:7] + `"}}`), toolerr.ProviderMalformed},
+		{"uppercase sha", branchAnswer(`{"name":"main","commit":{"sha":"` + strings.ToUpper(sha) + `"}}`), toolerr.ProviderMalformed},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s.emu.SetFault(githubemu.RouteBranch, c.fault)
@@ -104,19 +106,16 @@ func TestBranchHeadStrict(t *testing.T) {
 	s := newStack(t, githubemu.Options{}, true)
 	sha := s.docs.Commit
 	other := strings.Repeat("a", 40)
-	body := func(s string) githubemu.Fault {
-		return githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: []byte(s)}
-	}
 	for _, c := range []struct {
 		name  string
 		fault githubemu.Fault
 		code  toolerr.Code
 	}{
-		{"repeated commit", body(`{"name":"main","commit":{"sha":"` + other + `"},"commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
-		{"case-folded commit", body(`{"name":"main","commit":{"sha":"` + other + `"},"Commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
-		{"repeated sha inside commit", body(`{"name":"main","commit":{"sha":"` + other + `","SHA":"` + sha + `"}}`), toolerr.ProviderMalformed},
-		{"repeated name", body(`{"name":"other","name":"main","commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
-		{"too deep", body(`{"name":"main","commit":{"sha":"` + sha + `"},"x":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`), toolerr.ProviderMalformed},
+		{"repeated commit", branchAnswer(`{"name":"main","commit":{"sha":"` + other + `"},"commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
+		{"case-folded commit", branchAnswer(`{"name":"main","commit":{"sha":"` + other + `"},"Commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
+		{"repeated sha inside commit", branchAnswer(`{"name":"main","commit":{"sha":"` + other + `","SHA":"` + sha + `"}}`), toolerr.ProviderMalformed},
+		{"repeated name", branchAnswer(`{"name":"other","name":"main","commit":{"sha":"` + sha + `"}}`), toolerr.ProviderMalformed},
+		{"too deep", branchAnswer(`{"name":"main","commit":{"sha":"` + sha + `"},"x":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`), toolerr.ProviderMalformed},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s.emu.SetFault(githubemu.RouteBranch, c.fault)
@@ -128,7 +127,7 @@ func TestBranchHeadStrict(t *testing.T) {
 		})
 	}
 	// A well-formed answer with other members still resolves.
-	s.emu.SetFault(githubemu.RouteBranch, body(`{"name":"main","commit":{"sha":"`+sha+`","url":"x"},"protected":false}`))
+	s.emu.SetFault(githubemu.RouteBranch, branchAnswer(`{"name":"main","commit":{"sha":"`+sha+`","url":"x"},"protected":false}`))
 	defer s.emu.ClearFaults()
 	got, err := s.client.BranchHead(context.Background(), BranchRequest{InstallationID: s.docs.InstallationID, Owner: "octo", Repo: "docs", Branch: "main"})
 	if err != nil || got != sha {
