@@ -162,15 +162,7 @@ func (s *stack) admin(env []string, args ...string) (map[string]any, error) {
 
 func (s *stack) close() {
 	if s.cmd != nil && s.cmd.Process != nil {
-		_ = s.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = s.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-done
-		}
+		gatewaytest.StopCommand(s.cmd, 30*time.Second, func() { _ = s.cmd.Process.Signal(os.Interrupt) }, nil)
 	}
 	if s.idp != nil {
 		s.idp.Close()

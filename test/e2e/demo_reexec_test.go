@@ -41,15 +41,9 @@ func TestDemoReexec(t *testing.T) {
 	}
 	pid := cmd.Process.Pid
 	t.Cleanup(func() {
-		_ = syscall.Kill(-pid, syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-			<-done
-		}
+		gatewaytest.StopCommand(cmd, 30*time.Second,
+			func() { _ = syscall.Kill(-pid, syscall.SIGINT) },
+			func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
 	})
 
 	endpoint := regexp.MustCompile(`Forgejo endpoint\s+(\S+)`)

@@ -44,14 +44,7 @@ func startDemoBanner(t *testing.T, addr string) []string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-		}
+		gatewaytest.StopCommand(cmd, 30*time.Second, func() { _ = cmd.Process.Signal(os.Interrupt) }, nil)
 		if strings.Contains(stderr.String(), "WARNING: DATA RACE") {
 			t.Errorf("data race in the demo:\n%s", stderr.String())
 		}

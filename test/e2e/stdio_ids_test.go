@@ -43,15 +43,7 @@ func TestPullDiffStdioRequestIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		gatewaytest.StopCommand(cmd, 10*time.Second, func() { stdin.Close() }, nil)
 		if t.Failed() {
 			t.Logf("stdio process log:\n%s", logs.String())
 		}

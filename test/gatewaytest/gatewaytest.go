@@ -289,6 +289,26 @@ func (p *Process) Stop() {
 	}
 }
 
+// StopCommand stops a started cmd the way its test chose (stop: a
+// signal, closing its stdin), waits up to grace for it to exit, and then
+// kills it (kill, or cmd.Process.Kill when nil) and waits again. It returns
+// only once cmd.Wait has returned, so everything the process wrote has
+// been copied and may be read.
+func StopCommand(cmd *exec.Cmd, grace time.Duration, stop, kill func()) {
+	if kill == nil {
+		kill = func() { _ = cmd.Process.Kill() }
+	}
+	stop()
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		kill()
+		<-done
+	}
+}
+
 // FreeAddr returns a free loopback host:port.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
