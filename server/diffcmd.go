@@ -23,9 +23,13 @@ import (
 
 // Exit codes of `agent-gateway diff`, for scripts.
 const (
-	diffExitVerified = 0 // the whole diff verified (and, with -o, is in place)
-	diffExitRefused  = 1 // a page or the whole diff failed verification, or the pull request moved
-	diffExitUsage    = 2 // the command line, the token or the endpoint was refused before any call
+	diffExitVerified   = 0 // the whole diff verified (and, with -o, is in place)
+	diffExitUnverified = 1 // a page or the whole diff failed verification, or the pull request moved
+	// diffExitRefused: the reader refused — the command line, the token or
+	// the endpoint before any call, or an answer outside its bounds (not
+	// exactly a page of the contract, over the envelope, offsets that do
+	// not advance, over --max-bytes, no bytes for --timeout).
+	diffExitRefused  = 2
 	diffExitUpstream = 3 // the endpoint, the tool or the output failed
 )
 
@@ -36,7 +40,8 @@ const diffTokenEnv = "AGENT_GATEWAY_TOKEN"
 // maxTokenFileBytes bounds what --token-file reads.
 const maxTokenFileBytes = 64 << 10
 
-const diffUsage = `usage: agent-gateway diff [--endpoint URL] [--token-file FILE] [-o FILE] [--manifest] owner/repo#index
+const diffUsage = `usage: agent-gateway diff [--endpoint URL] [--token-file FILE] [-o FILE] [--manifest]
+                          [--max-bytes N] [--timeout D] owner/repo#index
 
 Reads a pull request's whole diff from the gateway's get_pull_request_diff,
 page by page, and verifies every page and the whole diff against its
@@ -49,8 +54,12 @@ AGENT_GATEWAY_TOKEN.
   --manifest  print the verified manifest as JSON on stdout instead of the diff
               (the diff still goes to -o FILE when given)
 
+Every answer must be exactly a page of the contract (no member repeated, in another
+letter case or unknown), at most 49,000 bytes, and start where the previous page ended.
+
 exit codes: 0 verified, 1 verification failed or the pull request moved (start again),
-2 usage, 3 the endpoint, the tool or the output failed
+2 refused: usage, or an answer outside the reader's bounds (above, --max-bytes, --timeout),
+3 the endpoint, the tool or the output failed
 
 flags:
 `
@@ -65,9 +74,12 @@ func runDiff(ctx context.Context, args []string, std Stdio) int {
 	tokenFile := fs.String("token-file", "", "file holding the Forgejo bearer (default: $"+diffTokenEnv+")")
 	out := fs.String("o", "", "write the verified diff to this file (renamed into place only once verified)")
 	manifest := fs.Bool("manifest", false, "print the verified manifest as JSON on stdout instead of the diff")
+	maxBytes := fs.Int64("max-bytes", 0, "refuse a diff longer than this many bytes, before writing any (0: no limit)")
+	timeout := fs.Duration("timeout", diffread.DefaultIdleTimeout,
+		"give up when no byte came from the endpoint for this long, waiting for a page or within one; a page that keeps coming is never cut")
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(std.Err, "agent-gateway diff: "+format+"\n", a...)
-		return diffExitUsage
+		return diffExitRefused
 	}
 	parse := func(args []string) (int, bool) {
 		switch err := parseCommandFlags(fs, args, std); {
@@ -75,7 +87,7 @@ func runDiff(ctx context.Context, args []string, std Stdio) int {
 			return diffExitVerified, false
 		case err != nil:
 			fmt.Fprintln(std.Err, err)
-			return diffExitUsage, false
+			return diffExitRefused, false
 		}
 		return 0, true
 	}
@@ -101,11 +113,17 @@ func runDiff(ctx context.Context, args []string, std Stdio) int {
 	if err := diffread.CheckEndpoint(*endpoint); err != nil {
 		return usage("%v", err)
 	}
+	if *maxBytes < 0 {
+		return usage("--max-bytes %d: want 0 (no limit) or a positive number of bytes", *maxBytes)
+	}
+	if *timeout <= 0 {
+		return usage("--timeout %v: want a positive duration, e.g. 60s or 10m", *timeout)
+	}
 	token, err := diffToken(*tokenFile)
 	if err != nil {
 		return usage("%v", err)
 	}
-	opts := diffread.Options{Endpoint: *endpoint, Token: token}
+	opts := diffread.Options{Endpoint: *endpoint, Token: token, IdleTimeout: *timeout, MaxBytes: *maxBytes}
 	bar := newDiffProgress(std.Err)
 	if bar != nil {
 		opts.Progress = bar.update
@@ -176,11 +194,20 @@ func readDiff(ctx context.Context, opts diffread.Options, target diffread.Target
 func diffFailure(stderr io.Writer, err error, out string, toStdout bool) int {
 	var ve *diffread.VerificationError
 	var se *diffread.StaleError
+	var be *diffread.BoundError
 	code := diffExitUpstream
-	if errors.As(err, &ve) || errors.As(err, &se) {
+	switch {
+	case errors.As(err, &be):
 		code = diffExitRefused
+	case errors.As(err, &ve) || errors.As(err, &se):
+		code = diffExitUnverified
 	}
 	fmt.Fprintln(stderr, "agent-gateway diff:", printable(err.Error()))
+	if be != nil {
+		if hint := boundHints[be.Bound]; hint != "" {
+			fmt.Fprintln(stderr, "agent-gateway diff:", hint)
+		}
+	}
 	switch {
 	case toStdout:
 		fmt.Fprintln(stderr, "agent-gateway diff: the diff is NOT verified; discard what was written to stdout")
@@ -188,6 +215,14 @@ func diffFailure(stderr io.Writer, err error, out string, toStdout bool) int {
 		fmt.Fprintf(stderr, "agent-gateway diff: nothing was written to %s\n", out)
 	}
 	return code
+}
+
+// boundHints say what to do about a refusal at a bound the command line
+// sets.
+var boundHints = map[diffread.Bound]string{
+	diffread.BoundIdle: "the gateway answers a page only once it fetched and verified the whole diff; " +
+		"for a very large diff, give it longer with --timeout",
+	diffread.BoundMaxBytes: "the diff is longer than --max-bytes; raise it to read this diff",
 }
 
 // printable escapes control characters: an error can quote what the

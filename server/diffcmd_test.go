@@ -54,8 +54,10 @@ func TestDiffFailureCodes(t *testing.T) {
 		err  error
 		code int
 	}{
-		{&diffread.VerificationError{Page: 2, Check: diffread.CheckChunkSHA256}, diffExitRefused},
-		{fmt.Errorf("wrapped: %w", &diffread.StaleError{Page: 2}), diffExitRefused},
+		{&diffread.VerificationError{Page: 2, Check: diffread.CheckChunkSHA256}, diffExitUnverified},
+		{fmt.Errorf("wrapped: %w", &diffread.StaleError{Page: 2}), diffExitUnverified},
+		{&diffread.BoundError{Page: 1, Bound: diffread.BoundStrict}, diffExitRefused},
+		{&diffread.BoundError{Page: 0, Bound: diffread.BoundIdle}, diffExitRefused},
 		{&diffread.ToolError{Code: "not_found"}, diffExitUpstream},
 		{&diffread.CallError{Err: errors.New("refused")}, diffExitUpstream},
 		{errors.New("write the diff: disk full"), diffExitUpstream},
@@ -91,8 +93,20 @@ func TestDiffProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.finish()
-	if res.Pages != 4 || !strings.Contains(buf.String(), "verified page 4") || !strings.Contains(buf.String(), "120 kB") {
+	if res.Pages < 4 || !strings.Contains(buf.String(), fmt.Sprintf("verified page %d", res.Pages)) || !strings.Contains(buf.String(), "120 kB") {
 		t.Fatalf("%d pages drew %q", res.Pages, buf.String())
+	}
+}
+
+// TestDiffFailureHints: a refusal at a bound the command line sets says
+// which flag to change.
+func TestDiffFailureHints(t *testing.T) {
+	for b, flag := range map[diffread.Bound]string{diffread.BoundIdle: "--timeout", diffread.BoundMaxBytes: "--max-bytes"} {
+		var stderr bytes.Buffer
+		diffFailure(&stderr, &diffread.BoundError{Page: 1, Bound: b, Detail: "x"}, "", false)
+		if !strings.Contains(stderr.String(), flag) {
+			t.Fatalf("%s: %s", b, stderr.String())
+		}
 	}
 }
 

@@ -17,8 +17,9 @@ import (
 )
 
 // EnvelopeLimit is the most bytes the complete JSON-RPC response to one
-// get_pull_request_diff call may have (seed 000).
-const EnvelopeLimit = 49000
+// get_pull_request_diff call may have (seed 000); the diff reader holds
+// responses to the same bound.
+const EnvelopeLimit = diffpage.EnvelopeLimit
 
 // UnknownIDReserve is what an unknown request id is assumed to take in the
 // response, quotes included. Both transports know the id — the HTTP

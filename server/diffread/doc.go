@@ -7,6 +7,15 @@
 // every page's manifest — and at the end the assembled length and SHA-256
 // against manifest.content.
 //
+// It reads pages as strictly as the gateway writes them (DecodePage): the
+// exact members of the page and of its manifest, none repeated, in another
+// letter case or unknown, so that no other JSON reader of a page — jq,
+// Python — can find another value in it than the one verified. Every
+// answer is bounded: at most the 49,000-byte envelope, pages that start
+// where the previous one ended and advance, optionally a longest diff
+// (Options.MaxBytes), and an idle timeout (Options.IdleTimeout) rather
+// than a total deadline, since the gateway itself has none.
+//
 // Verified bytes are streamed to an io.Writer page by page, so memory does
 // not grow with the diff. A page is written only after all of its own
 // checks passed; the whole-diff checks can only pass at the end, so a
@@ -16,8 +25,10 @@
 //
 // Failures are typed: *VerificationError (a page or the whole diff failed
 // a check: which page, at which offset, what was expected and what came),
-// *StaleError (cursor_stale: the pull request moved; start again),
-// *ToolError (the tool answered another error) and *CallError (the MCP
-// call itself failed). The package depends on nothing of the gateway's
-// own code, so other programs can import it.
+// *BoundError (an answer outside the reader's bounds: which page, which
+// bound), *StaleError (cursor_stale: the pull request moved; start
+// again), *ToolError (the tool answered another error) and *CallError (the
+// MCP call itself failed). The package depends only on leaves under
+// upstream/ (the page type, the evidence manifest's shape, strictjson), so
+// other programs can import it.
 package diffread

@@ -8,11 +8,9 @@ type Check string
 // The checks, in the order a page is checked. The last two are of the
 // whole diff, made once the last page arrived.
 const (
-	CheckPage              Check = "page"                // the result is one well-formed page
 	CheckRequested         Check = "requested"           // the page is of the pull request asked for
 	CheckManifest          Check = "manifest"            // same diff identity as the first page's manifest
 	CheckContract          Check = "contract"            // observed_input_range, whole_diff_verified, base64
-	CheckByteOffset        Check = "byte_offset"         // the page starts where the previous one ended
 	CheckData              Check = "data"                // data is canonical standard base64
 	CheckChunkBytes        Check = "chunk_bytes"         // the decoded data has chunk_bytes bytes
 	CheckChunkSHA256       Check = "chunk_sha256"        // the decoded data hashes to chunk_sha256
@@ -41,6 +39,48 @@ type VerificationError struct {
 func (e *VerificationError) Error() string {
 	return fmt.Sprintf("verification failed: page %d at byte %d: %s: expected %s, got %s",
 		e.Page, e.Offset, e.Check, e.Expected, e.Got)
+}
+
+// Bound names one of the reader's bounds on what it reads: an answer
+// outside them is refused before anything of it is trusted or written.
+type Bound string
+
+// The bounds.
+const (
+	// BoundStrict: the answer is one text block holding one page exactly
+	// as DecodePage (and, for the manifest, Verifier.Add) demands.
+	BoundStrict Bound = "strict"
+	// BoundEnvelope: no HTTP response is over MaxResponseBytes, the
+	// 49,000-byte envelope every page of the gateway fits in.
+	BoundEnvelope Bound = "envelope"
+	// BoundProgress: a page starts at the byte asked for (the previous
+	// page's end) and, unless it is the last, carries at least one byte
+	// and ends past its start.
+	BoundProgress Bound = "progress"
+	// BoundMaxBytes: the diff is at most Options.MaxBytes (Verifier.MaxBytes)
+	// long, by its manifest's byte_count, which no page may pass.
+	BoundMaxBytes Bound = "max_bytes"
+	// BoundIdle: bytes keep arriving; none for Options.IdleTimeout ends
+	// the call.
+	BoundIdle Bound = "idle"
+)
+
+// BoundError is an answer refused at one of the reader's bounds: on which
+// page (1-based; 0 while connecting), at which byte offset, which bound
+// and what came. Nothing of that page was written.
+type BoundError struct {
+	Page   int
+	Offset int64
+	Bound  Bound
+	Detail string
+}
+
+// Error renders the refusal for a person.
+func (e *BoundError) Error() string {
+	if e.Page == 0 {
+		return fmt.Sprintf("refused while connecting: %s: %s", e.Bound, e.Detail)
+	}
+	return fmt.Sprintf("refused page %d at byte %d: %s: %s", e.Page, e.Offset, e.Bound, e.Detail)
 }
 
 // StaleError is cursor_stale: the pull request's diff changed between two
@@ -73,8 +113,7 @@ func (e *ToolError) Error() string {
 }
 
 // CallError is a failed MCP call: the endpoint could not be reached,
-// answered an HTTP error or something that is not MCP, redirected, or sent
-// a response over MaxResponseBytes.
+// answered an HTTP error or something that is not MCP, or redirected.
 type CallError struct {
 	Page   int // 0: connecting, before the first page
 	Offset int64

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -13,8 +14,11 @@ import (
 )
 
 // FuzzPage feeds arbitrary page texts to DecodePage and a fresh Verifier:
-// nothing panics, and a page that passes wrote exactly its chunk — chunk_bytes
-// bytes hashing to chunk_sha256, equal to its text when it has one.
+// nothing panics; a page that decodes reads the same under a plain map
+// decoding (exact names, the last of a repeated member: what jq or Python
+// do) as the reader read it; and a page that passes wrote exactly its
+// chunk — chunk_bytes bytes hashing to chunk_sha256, equal to its text when
+// it has one.
 //
 //	go test ./server/diffread/ -run '^$' -fuzz FuzzPage -fuzztime 30s
 func FuzzPage(f *testing.F) {
@@ -25,10 +29,24 @@ func FuzzPage(f *testing.F) {
 	}
 	empty, _ := json.Marshal(diffreadtest.NewPage(serverOptions(nil), 0))
 	f.Add(empty)
+	// Forgeries a lax reader would read otherwise than jq: a member in
+	// another case beside its own, and repeated.
+	f.Add([]byte(strings.Replace(string(empty), `"content":{`, `"content":{},"Content":{`, 1)))
+	f.Add([]byte(strings.Replace(string(empty), `"eof":true`, `"eof":false,"eof":true`, 1)))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		p, err := diffread.DecodePage(text)
 		if err != nil {
 			return
+		}
+		var plain map[string]any
+		if err := json.Unmarshal(text, &plain); err != nil {
+			t.Fatalf("a page decoded that a plain reading refuses: %v", err)
+		}
+		again, _ := json.Marshal(p)
+		var fromPage map[string]any
+		json.Unmarshal(again, &fromPage)
+		if a, b := canonical(plain), canonical(fromPage); a != b {
+			t.Fatalf("the reader read\n%s\na plain reading\n%s", b, a)
 		}
 		var w bytes.Buffer
 		if err := diffread.NewVerifier(target, &w).Add(p); err != nil {
@@ -40,4 +58,10 @@ func FuzzPage(f *testing.F) {
 			t.Fatalf("a page passed that wrote %d bytes: %+v", w.Len(), p)
 		}
 	})
+}
+
+// canonical renders a JSON value with sorted members.
+func canonical(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

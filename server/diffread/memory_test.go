@@ -78,9 +78,9 @@ func (f heapFigures) check(tb testing.TB, size int64) {
 	}
 }
 
-// TestReadMemoryFlat reads a 16 MiB diff (512 pages of 32 KiB; 4 MiB
-// under the race detector) and holds the heap flat; BenchmarkRead256MiB
-// makes the same measurement on 256 MiB.
+// TestReadMemoryFlat reads a 16 MiB diff (about 1,100 pages fitted to the
+// envelope; 4 MiB under the race detector) and holds the heap flat;
+// BenchmarkRead256MiB makes the same measurement on 256 MiB.
 func TestReadMemoryFlat(t *testing.T) {
 	size := int64(16 << 20)
 	if raceEnabled {
@@ -91,8 +91,8 @@ func TestReadMemoryFlat(t *testing.T) {
 	f.check(t, res.Bytes)
 }
 
-// BenchmarkRead256MiB reads a synthetic 256 MiB diff (8,192 pages) from an
-// MCP server in this process through Read and reports the heap's growth
+// BenchmarkRead256MiB reads a synthetic 256 MiB diff (about 17,800 pages)
+// from an MCP server in this process through Read and reports the heap's growth
 // while reading (server and reader together): the live heap after a
 // collection every 32 pages, which must stay under 2 MiB, and the
 // sampled peak with garbage, under 16 MiB; and the throughput. Each

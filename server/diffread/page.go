@@ -19,31 +19,23 @@ type Requested = diffpage.Requested
 // nothing in it is trusted until a Verifier has checked it.
 type Page = diffpage.Page
 
-// pageMembers are the members every page must carry; text and next_cursor
-// may be null, but not absent.
-var pageMembers = []string{"requested", "manifest", "contract", "atomic_latest_pr_snapshot", "byte_offset",
-	"chunk_bytes", "encoding", "data", "chunk_sha256", "text", "whole_diff_verified", "eof",
-	"next_byte_offset", "next_cursor"}
-
-// DecodePage parses a page's JSON text. Every documented member must be
-// present with its type (text and next_cursor may be null); members it
-// does not know are ignored, so a newer gateway can add some.
+// DecodePage parses a page's JSON text as strictly as the gateway writes
+// it, so that no other JSON reader of the same text can read another
+// value than the reader checks: valid UTF-8 and JSON without lone
+// surrogate escapes, no member repeated in one object (exactly or in
+// another letter case), exactly the documented members of the page, of
+// requested and of the manifest, at every level, each of its type (text
+// and next_cursor may be null, nothing else), and every number a plain
+// integer from 0 to 2^53-1.
 func DecodePage(text []byte) (*Page, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(text, &members); err != nil {
-		return nil, fmt.Errorf("the page is not a JSON object: %w", err)
+	if err := checkText(text); err != nil {
+		return nil, fmt.Errorf("the page: %w", err)
 	}
-	for _, m := range pageMembers {
-		v, ok := members[m]
-		if !ok {
-			return nil, fmt.Errorf("the page has no %q", m)
-		}
-		if m != "text" && m != "next_cursor" && bytes.Equal(v, []byte("null")) {
-			return nil, fmt.Errorf("the page's %q is null", m)
-		}
+	if err := checkClosed(text, pageShape, ""); err != nil {
+		return nil, err
 	}
 	var p Page
-	if err := json.Unmarshal(text, &p); err != nil {
+	if err := json.Unmarshal(text, &p); err != nil { // exact names only, as checked
 		return nil, fmt.Errorf("the page's members have the wrong types: %w", err)
 	}
 	return &p, nil
@@ -51,7 +43,8 @@ func DecodePage(text []byte) (*Page, error) {
 
 // Manifest is the verified manifest of a diff: every member of Forgejo's
 // evidence entity but the data (DESIGN §5.2). Raw keeps it exactly as the
-// gateway sent it, members Manifest does not name included.
+// gateway sent it and the reader checked it: exactly these members, none
+// repeated, so any JSON reader of Raw reads the values Manifest holds.
 type Manifest struct {
 	Schema     string `json:"schema"`
 	Repository struct {
@@ -98,10 +91,20 @@ var observedMembers = map[string][]string{
 	"generation": {"captured_at", "generated_at"},
 }
 
-// parseManifest decodes a manifest and returns it with its identity: the
-// manifest without its observations, as a tree of JSON values (numbers
-// kept as written), and in one canonical form (members sorted), so two
-// pages of one diff compare equal byte for byte.
+// checkManifest refuses a manifest that is not exactly the manifest's
+// members, as DecodePage does; a Verifier checks it again because it may
+// be fed pages some other code decoded.
+func checkManifest(raw json.RawMessage) error {
+	if err := checkText(raw); err != nil {
+		return fmt.Errorf("the manifest: %w", err)
+	}
+	return checkClosed(raw, manifestShape, "manifest")
+}
+
+// parseManifest decodes a manifest checkManifest accepted and returns it
+// with its identity: the manifest without its observations, as a tree of
+// JSON values (numbers kept as written), and in one canonical form
+// (members sorted), so two pages of one diff compare equal byte for byte.
 func parseManifest(raw json.RawMessage) (*Manifest, map[string]any, string, error) {
 	m := &Manifest{Raw: raw}
 	if err := json.Unmarshal(raw, m); err != nil {

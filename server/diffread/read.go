@@ -12,18 +12,24 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-gateway/agent-gateway/upstream/forgejo/diffpage"
 )
 
-// MaxResponseBytes bounds one HTTP response from the endpoint. A page is
-// at most 49,000 bytes on the wire (seed 000); the bound leaves room for
-// a gateway that grows, while keeping what a hostile endpoint can make the
-// reader hold small.
-const MaxResponseBytes = 1 << 20
+// MaxResponseBytes bounds one HTTP response body from the endpoint: the
+// 49,000-byte envelope of seed 000, within which the gateway fits the
+// whole JSON-RPC response to every page (its body, as it answers with
+// application/json). A response over it is refused (BoundEnvelope), so a
+// hostile endpoint cannot feed the reader larger pages than the gateway
+// ever sends.
+const MaxResponseBytes = diffpage.EnvelopeLimit
 
-// DefaultPageTimeout bounds one call when Options.PageTimeout is zero.
-// Every page costs the gateway a whole fetch and verification of the diff,
-// so a page of a very large diff takes as long as reading it all once.
-const DefaultPageTimeout = 5 * time.Minute
+// DefaultIdleTimeout is Options.IdleTimeout when it is zero. The gateway
+// answers a page only once it fetched and verified the whole diff, so the
+// wait for each answer is idle time too: the default leaves room for that
+// on large diffs (the gateway waits up to forgejo.io_timeout, 30 s by
+// default, for Forgejo's headers alone).
+const DefaultIdleTimeout = time.Minute
 
 // Options says where and how to read.
 type Options struct {
@@ -34,9 +40,16 @@ type Options struct {
 	// Token is the Forgejo bearer the gateway forwards; it is only ever
 	// sent to Endpoint.
 	Token string
-	// PageTimeout bounds each call (DefaultPageTimeout when zero); there
-	// is no total deadline beyond the context's.
-	PageTimeout time.Duration
+	// IdleTimeout ends a call when no byte came from the endpoint for that
+	// long, waiting for an answer or within one (DefaultIdleTimeout when
+	// zero). A page that keeps making progress is never cut: like the
+	// gateway (seed 000), the reader has no total deadline beyond the
+	// context's, and a response is bounded by MaxResponseBytes.
+	IdleTimeout time.Duration
+	// MaxBytes, when positive, is the longest diff Read accepts
+	// (Verifier.MaxBytes); by default there is none, as the seed sets no
+	// total cap.
+	MaxBytes int64
 	// Progress, when set, is called after each verified page.
 	Progress func(Progress)
 	// Transport carries the HTTP requests (http.DefaultTransport when
@@ -63,10 +76,11 @@ func Read(ctx context.Context, opts Options, target Target, w io.Writer) (*Resul
 	}
 	session, err := connect(ctx, opts)
 	if err != nil {
-		return nil, &CallError{Err: err}
+		return nil, err
 	}
 	defer session.Close()
 	v := NewVerifier(target, w)
+	v.MaxBytes = opts.MaxBytes
 	args := map[string]any{"owner": target.Owner, "repo": target.Repo, "index": target.Index}
 	for !v.Done() {
 		p, err := callPage(ctx, session, opts, args, v)
@@ -110,7 +124,8 @@ func isLoopback(host string) bool {
 
 // connect opens an MCP session with the official SDK client: Streamable
 // HTTP, no standalone event stream (the gateway is stateless), no
-// reconnection (a repeated page costs a whole diff fetch).
+// reconnection (a repeated page costs a whole diff fetch). Its error is a
+// *BoundError or a *CallError of page 0.
 func connect(ctx context.Context, opts Options) (*mcp.ClientSession, error) {
 	base := opts.Transport
 	if base == nil {
@@ -123,41 +138,53 @@ func connect(ctx context.Context, opts Options) (*mcp.ClientSession, error) {
 		},
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent-gateway-diffread", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(ctx, pageTimeout(opts))
-	defer cancel()
-	return client.Connect(ctx, &mcp.StreamableClientTransport{
+	ctx, watch := watchCall(ctx, idleTimeout(opts))
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint: opts.Endpoint, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true,
 		MaxEventSize: MaxResponseBytes,
 	}, nil)
+	if refusal := watch.end(err != nil); refusal != nil {
+		if s != nil {
+			s.Close()
+		}
+		return nil, refusal
+	}
+	if err != nil {
+		return nil, &CallError{Err: err}
+	}
+	return s, nil
 }
 
-func pageTimeout(opts Options) time.Duration {
-	if opts.PageTimeout > 0 {
-		return opts.PageTimeout
+func idleTimeout(opts Options) time.Duration {
+	if opts.IdleTimeout > 0 {
+		return opts.IdleTimeout
 	}
-	return DefaultPageTimeout
+	return DefaultIdleTimeout
 }
 
 // callPage calls the tool once and returns the page, or the tool's error
-// as a StaleError or ToolError.
+// as a StaleError or ToolError, or the refusal of an answer outside the
+// reader's bounds as a BoundError.
 func callPage(ctx context.Context, s *mcp.ClientSession, opts Options, args map[string]any, v *Verifier) (*Page, error) {
 	n, off := v.Pages()+1, v.Offset()
-	ctx, cancel := context.WithTimeout(ctx, pageTimeout(opts))
-	defer cancel()
+	ctx, watch := watchCall(ctx, idleTimeout(opts))
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: ToolName, Arguments: args})
+	if refusal := watch.end(err != nil); refusal != nil {
+		refusal.Page, refusal.Offset = n, off
+		return nil, refusal
+	}
 	if err != nil {
 		return nil, &CallError{Page: n, Offset: off, Err: err}
 	}
 	fail := func(format string, a ...any) error {
-		return &VerificationError{Page: n, Offset: off, Check: CheckPage,
-			Expected: "one text block holding a page", Got: fmt.Sprintf(format, a...)}
+		return &BoundError{Page: n, Offset: off, Bound: BoundStrict, Detail: fmt.Sprintf(format, a...)}
 	}
 	if len(res.Content) != 1 {
-		return nil, fail("%d content blocks", len(res.Content))
+		return nil, fail("%d content blocks, not one text block holding a page", len(res.Content))
 	}
 	text, ok := res.Content[0].(*mcp.TextContent)
 	if !ok {
-		return nil, fail("a %T block", res.Content[0])
+		return nil, fail("a %T block, not one text block holding a page", res.Content[0])
 	}
 	if res.IsError {
 		var e struct {
@@ -181,13 +208,11 @@ func callPage(ctx context.Context, s *mcp.ClientSession, opts Options, args map[
 	return p, nil
 }
 
-var (
-	errRedirect     = errors.New("the endpoint redirected; redirects are not followed")
-	errResponseSize = fmt.Errorf("a response over %d bytes", MaxResponseBytes)
-)
+var errRedirect = errors.New("the endpoint redirected; redirects are not followed")
 
 // bearerTransport adds the bearer to every request (the reader talks only
-// to its one endpoint: redirects are refused) and bounds every response.
+// to its one endpoint: redirects are refused), bounds every response and
+// tells the call's watch of every byte that came.
 type bearerTransport struct {
 	token string
 	base  http.RoundTripper
@@ -195,6 +220,7 @@ type bearerTransport struct {
 
 // RoundTrip sends the request with the bearer and bounds the response.
 func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	watch := watchOf(req.Context())
 	req = req.Clone(req.Context())
 	if t.token != "" {
 		req.Header.Set("Authorization", "Bearer "+t.token)
@@ -203,37 +229,11 @@ func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	watch.progress() // the headers came
 	if resp.ContentLength > MaxResponseBytes {
 		resp.Body.Close()
-		return nil, errResponseSize
+		return nil, watch.refuse(BoundEnvelope, "a response of %d bytes, over the %d-byte envelope", resp.ContentLength, MaxResponseBytes)
 	}
-	resp.Body = &boundedBody{rc: resp.Body, left: MaxResponseBytes}
+	resp.Body = &watchedBody{rc: resp.Body, left: MaxResponseBytes, watch: watch}
 	return resp, nil
 }
-
-// boundedBody fails a read past its bound instead of truncating silently.
-type boundedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (b *boundedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		// One byte more tells a body that ends exactly at the bound from
-		// one that goes on.
-		var one [1]byte
-		n, err := b.rc.Read(one[:])
-		if n > 0 {
-			return 0, errResponseSize
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *boundedBody) Close() error { return b.rc.Close() }

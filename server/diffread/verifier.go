@@ -24,6 +24,12 @@ const (
 // whatever the diff's size. Use it directly to read pages over another
 // transport; Read drives one over MCP.
 type Verifier struct {
+	// MaxBytes, when positive, is the longest diff the verifier reads: a
+	// first page whose manifest states a longer one is refused
+	// (BoundMaxBytes) before any byte is written, and no page may end
+	// past the stated length, so no more than MaxBytes are ever written.
+	MaxBytes int64
+
 	target   Target
 	w        io.Writer
 	pages    int
@@ -64,9 +70,17 @@ func (v *Verifier) fail(c Check, expected, got string) error {
 	return &VerificationError{Page: v.pages + 1, Offset: v.offset, Check: c, Expected: expected, Got: got}
 }
 
+// refuse returns a BoundError of the page being checked.
+func (v *Verifier) refuse(b Bound, format string, a ...any) error {
+	return &BoundError{Page: v.pages + 1, Offset: v.offset, Bound: b, Detail: fmt.Sprintf(format, a...)}
+}
+
 // Add checks the next page and, when it passes, writes its bytes. A page
-// after the last one is refused. An error writing the bytes is returned as
-// it is (it is not a verification failure).
+// after the last one is refused. A page outside the reader's bounds (its
+// manifest not exactly the contract's, its offsets not advancing from
+// where the previous page ended, a diff over MaxBytes) is a *BoundError;
+// a page that fails a check of what it carries is a *VerificationError.
+// An error writing the bytes is returned as it is.
 func (v *Verifier) Add(p *Page) error {
 	if v.done {
 		return v.fail(CheckEOF, "no page after eof", "another page")
@@ -82,8 +96,8 @@ func (v *Verifier) Add(p *Page) error {
 	if !p.WholeDiffVerified {
 		return v.fail(CheckWholeDiffVerified, "true", "false")
 	}
-	if p.ByteOffset != v.offset {
-		return v.fail(CheckByteOffset, strconv.FormatInt(v.offset, 10), strconv.FormatInt(p.ByteOffset, 10))
+	if err := v.checkProgress(p); err != nil {
+		return err
 	}
 	chunk, err := base64.StdEncoding.Strict().DecodeString(p.Data)
 	if err != nil || base64.StdEncoding.EncodeToString(chunk) != p.Data {
@@ -121,6 +135,9 @@ func (v *Verifier) checkIdentity(p *Page) error {
 	if p.Requested != want {
 		return v.fail(CheckRequested, fmt.Sprintf("%+v", want), fmt.Sprintf("%+v", p.Requested))
 	}
+	if err := checkManifest(p.Manifest); err != nil {
+		return v.refuse(BoundStrict, "%v", err)
+	}
 	m, tree, id, err := parseManifest(p.Manifest)
 	if err != nil {
 		return v.fail(CheckManifest, "a manifest object", err.Error())
@@ -138,6 +155,10 @@ func (v *Verifier) checkIdentity(p *Page) error {
 		if _, err := hex.DecodeString(m.Content.SHA256); err != nil {
 			return v.fail(CheckManifest, "a 64-hex-digit content.sha256", strconv.Quote(m.Content.SHA256))
 		}
+		if v.MaxBytes > 0 && m.Content.ByteCount > v.MaxBytes {
+			return v.refuse(BoundMaxBytes, "the diff has %d bytes (manifest.content.byte_count), over the limit of %d",
+				m.Content.ByteCount, v.MaxBytes)
+		}
 		v.identity, v.idTree = id, tree
 	} else if id != v.identity {
 		path, was, now := firstDifference(v.idTree, tree, "manifest")
@@ -153,6 +174,21 @@ func clip(s string) string {
 		return s
 	}
 	return s[:97] + "..."
+}
+
+// checkProgress: the page starts at the byte the reader asked for, where
+// the previous page ended, and a page before the last one carries bytes
+// and ends past its start, so that a read always moves towards eof. It
+// reads what the page states, before its data is decoded.
+func (v *Verifier) checkProgress(p *Page) error {
+	if p.ByteOffset != v.offset {
+		return v.refuse(BoundProgress, "byte_offset %d, where the previous page ended at %d", p.ByteOffset, v.offset)
+	}
+	if !p.EOF && (p.ChunkBytes < 1 || p.NextByteOffset <= p.ByteOffset) {
+		return v.refuse(BoundProgress, "a page before eof with chunk_bytes %d and next_byte_offset %d from byte_offset %d",
+			p.ChunkBytes, p.NextByteOffset, p.ByteOffset)
+	}
+	return nil
 }
 
 // checkText: text is the chunk when the chunk is UTF-8, and null when not.
@@ -175,9 +211,7 @@ func (v *Verifier) checkText(p *Page, chunk []byte) error {
 }
 
 // checkEnd checks where the page says it ends: next_byte_offset, within
-// the diff, eof exactly at its end, a cursor exactly when not at eof, and
-// progress (a page that is not the last carries bytes, so a reader always
-// ends).
+// the diff, eof exactly at its end, a cursor exactly when not at eof.
 func (v *Verifier) checkEnd(p *Page) error {
 	next, count := p.ByteOffset+p.ChunkBytes, v.manifest.Content.ByteCount
 	if p.NextByteOffset != next {
@@ -189,9 +223,6 @@ func (v *Verifier) checkEnd(p *Page) error {
 	}
 	if p.EOF != (next == count) {
 		return v.fail(CheckEOF, strconv.FormatBool(next == count), strconv.FormatBool(p.EOF))
-	}
-	if !p.EOF && p.ChunkBytes == 0 {
-		return v.fail(CheckChunkBytes, "at least 1 on a page before eof", "0")
 	}
 	switch {
 	case p.EOF && p.NextCursor != nil:

@@ -18,8 +18,9 @@ import (
 var commandPattern = et.LinePattern("+\tif (a < b && c > d) { s = \"generated\\tdiff\"; }\n")
 
 // BenchmarkDiffCommand256MiB runs `agent-gateway diff` (the binary, built
-// without the race detector) on a synthetic 16 MiB diff (512 pages) and
-// then a 256 MiB one (8,192 pages), served by an MCP server in the test process, with
+// without the race detector) on a synthetic 16 MiB diff (about 1,100
+// pages fitted to the envelope) and then a 256 MiB one (about 17,800),
+// served by an MCP server in the test process, with
 // stdout hashed by the test; it reports the command's peak RSS for each
 // (getrusage ru_maxrss of the finished process), which must not grow with
 // the diff, and the 256 MiB read's throughput. Each iteration is both

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -164,6 +165,11 @@ func TestDiffCommand(t *testing.T) {
 		if got, _ := os.ReadFile(out); !bytes.Equal(got, want) {
 			t.Fatal("the diff beside --manifest differs")
 		}
+		// Read as jq or Python would (exact names, plain maps), the printed
+		// manifest names the very sha256 the bytes were verified against.
+		if got := plainSHA256(t, run.stdout); got != hex.EncodeToString(sum[:]) {
+			t.Fatalf("a plain reading of the manifest finds content.sha256 %q", got)
+		}
 	})
 	t.Run("upstream and usage failures", func(t *testing.T) {
 		dir := t.TempDir()
@@ -230,10 +236,6 @@ func TestDiffCommandRefusals(t *testing.T) {
 			p.Text = nil
 			return nil
 		}), "page 2 at byte 32768: chunk_sha256"},
-		{"a gap in offsets", on(3, func(p *diffreadtest.Page) *diffreadtest.ToolError {
-			*p = *diffreadtest.NewPage(o, p.ByteOffset+1)
-			return nil
-		}), "page 3 at byte 65536: byte_offset: expected 65536, got 65537"},
 		{"a wrong final hash", func(_ int, p *diffreadtest.Page) *diffreadtest.ToolError {
 			p.Manifest["content"].(map[string]any)["sha256"] = strings.Repeat("0", 64)
 			return nil
@@ -302,6 +304,154 @@ func TestDiffCommandRefusals(t *testing.T) {
 		got, _ := os.ReadFile(out)
 		if run.code != 0 || !bytes.Equal(got, gitDiff(t, st.emu, d.Owner, d.PublicRepo, p)) || !bytes.Contains(got, []byte("pushed between pages")) {
 			t.Fatalf("restart: exit %d, %d bytes: %s", run.code, len(got), run.stderr)
+		}
+	})
+}
+
+// plainSHA256 reads content.sha256 from a printed manifest as jq or Python
+// would: exact member names, the last of a repeated one.
+func plainSHA256(t testing.TB, manifest []byte) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		t.Fatalf("the manifest: %v\n%s", err, manifest)
+	}
+	content, _ := m["content"].(map[string]any)
+	sum, _ := content["sha256"].(string)
+	return sum
+}
+
+// TestDiffCommandBounds: an endpoint that breaks the reader's bounds —
+// pages a JSON reader other than Go's would read differently, a response
+// over the 49,000-byte envelope, offsets that do not advance, a diff over
+// --max-bytes, no bytes for --timeout — makes the real binary exit 2 with
+// a message naming the page and the bound, print nothing as verified and
+// leave nothing at -o; at each bound's edge it reads the diff whole.
+func TestDiffCommandBounds(t *testing.T) {
+	bin := gatewaytest.Binary(t)
+	diff := bytes.Repeat([]byte("+forged line \xff of a diff\n"), 4000) // 100,000 bytes: 4 data-only pages
+	o := diffreadtest.Options{Owner: "team", Repo: "project", Index: 7, Diff: diffreadtest.Bytes(diff), Token: "hostile-test-token"}
+	tokenFile := writeTokenFile(t, o.Token)
+	sum := sha256.Sum256(diff)
+	honestContent := `"content":{"byte_count":100000,"encoding":"base64","media_type":"text/x-diff","sha256":"` + hex.EncodeToString(sum[:]) + `"}`
+	fake := strings.Replace(honestContent, hex.EncodeToString(sum[:]), strings.Repeat("0", 64), 1)
+	rewrite := func(to string) func(int, string) string {
+		return func(n int, text string) string {
+			if !strings.Contains(text, honestContent) {
+				t.Errorf("page %d has no %s", n, honestContent)
+			}
+			return strings.Replace(text, honestContent, to, 1)
+		}
+	}
+	var stalls atomic.Int32
+	deliver := func(page int, f func(w http.ResponseWriter, r *http.Request, answer []byte)) func(http.ResponseWriter, *http.Request, string, int, []byte) {
+		var calls atomic.Int32
+		return func(w http.ResponseWriter, r *http.Request, method string, status int, answer []byte) {
+			if method == "tools/call" && calls.Add(1) == int32(page) {
+				f(w, r, answer)
+				return
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+			w.WriteHeader(status)
+			w.Write(answer)
+		}
+	}
+	padTo := func(size int) func(http.ResponseWriter, *http.Request, []byte) {
+		return func(w http.ResponseWriter, r *http.Request, answer []byte) {
+			if len(answer) > size {
+				t.Errorf("an answer of %d bytes cannot be padded to %d", len(answer), size)
+			}
+			w.WriteHeader(http.StatusOK)
+			w.Write(append(answer, bytes.Repeat([]byte(" "), size-len(answer))...))
+		}
+	}
+	stall := func(w http.ResponseWriter, r *http.Request, answer []byte) {
+		stalls.Add(1)
+		w.WriteHeader(http.StatusOK)
+		w.Write(answer[:len(answer)/2])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+	trickle := func(w http.ResponseWriter, r *http.Request, answer []byte) {
+		w.WriteHeader(http.StatusOK)
+		const pieces = 40 // 4 s in all, pauses of 100 ms under a 3 s --timeout
+		for i := range pieces {
+			w.Write(answer[i*len(answer)/pieces : (i+1)*len(answer)/pieces])
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		flags   []string
+		rewrite func(int, string) string
+		deliver func(http.ResponseWriter, *http.Request, string, int, []byte)
+		edit    func(int, *diffreadtest.Page) *diffreadtest.ToolError
+		says    string // empty: the diff verifies
+	}{
+		{name: "Content beside content", rewrite: rewrite(fake + "," + strings.Replace(honestContent, "content", "Content", 1)),
+			says: `refused page 1 at byte 0: strict: the page: member "Content" repeats another in a different letter case`},
+		{name: "content twice", rewrite: rewrite(fake + "," + honestContent),
+			says: `refused page 1 at byte 0: strict: the page: member "content" appears twice in one object`},
+		{name: "sha256 in another case within content", rewrite: rewrite(strings.Replace(fake, `}`, `,"SHA256":"`+hex.EncodeToString(sum[:])+`"}`, 1)),
+			says: `refused page 1 at byte 0: strict: the page: member "SHA256" repeats another in a different letter case`},
+		{name: "a response one byte over the envelope", deliver: deliver(2, padTo(49001)),
+			says: "refused page 2 at byte 32768: envelope: a response over the 49000-byte envelope"},
+		{name: "a response of exactly the envelope", deliver: deliver(2, padTo(49000))},
+		{name: "a gap in offsets", edit: func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+			if n == 3 {
+				*p = *diffreadtest.NewPage(o, p.ByteOffset+1)
+			}
+			return nil
+		}, says: "refused page 3 at byte 65536: progress: byte_offset 65537, where the previous page ended at 65536"},
+		{name: "a diff over --max-bytes", flags: []string{"--max-bytes", "99999"},
+			says: "refused page 1 at byte 0: max_bytes: the diff has 100000 bytes (manifest.content.byte_count), over the limit of 99999"},
+		{name: "a diff of exactly --max-bytes", flags: []string{"--max-bytes", "100000"}},
+		{name: "no bytes for --timeout", flags: []string{"--timeout", "1s"}, deliver: deliver(2, stall),
+			says: "refused page 2 at byte 32768: idle: no bytes for 1s"},
+		{name: "a page that trickles in for longer than --timeout", flags: []string{"--timeout", "3s"}, deliver: deliver(1, trickle)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := o
+			o.Rewrite, o.Deliver, o.Edit = c.rewrite, c.deliver, c.edit
+			s := diffreadtest.Start(t, o)
+			dir := t.TempDir()
+			out := filepath.Join(dir, "pr.diff")
+			args := append([]string{"--endpoint", s.URL, "--token-file", tokenFile, "-o", out, "--manifest"}, c.flags...)
+			run := runDiffCommand(t, bin, nil, append(args, "team/project#7")...)
+			if c.says == "" {
+				got, err := os.ReadFile(out)
+				if run.code != 0 || err != nil || !bytes.Equal(got, diff) || plainSHA256(t, run.stdout) != hex.EncodeToString(sum[:]) {
+					t.Fatalf("exit %d, %v, %d bytes: %s", run.code, err, len(got), run.stderr)
+				}
+				return
+			}
+			if run.code == 0 {
+				t.Errorf("exit 0: verified against %s, while a plain reading of the printed manifest finds %q",
+					hex.EncodeToString(sum[:]), plainSHA256(t, run.stdout))
+			}
+			if run.code != 2 || !strings.Contains(string(run.stderr), c.says) || len(run.stdout) != 0 {
+				t.Fatalf("exit %d, %d bytes on stdout, stderr: %s", run.code, len(run.stdout), run.stderr)
+			}
+			if names := dirNames(t, dir); len(names) != 0 {
+				t.Fatalf("left at -o: %v", names)
+			}
+			t.Logf("%s", bytes.TrimSpace(run.stderr))
+		})
+	}
+	if stalls.Load() == 0 {
+		t.Error("no page stalled: the --timeout case did not reach page 2")
+	}
+	t.Run("flags out of range", func(t *testing.T) {
+		for _, c := range []struct{ flag, value, says string }{
+			{"--timeout", "0s", "--timeout 0s: want a positive duration"},
+			{"--timeout", "soon", "invalid value"},
+			{"--max-bytes", "-1", "--max-bytes -1: want 0 (no limit) or a positive number"},
+		} {
+			run := runDiffCommand(t, bin, nil, "--token-file", tokenFile, c.flag, c.value, "team/project#7")
+			if run.code != 2 || !strings.Contains(string(run.stderr), c.says) {
+				t.Fatalf("%s %s: exit %d: %s", c.flag, c.value, run.code, run.stderr)
+			}
 		}
 	})
 }

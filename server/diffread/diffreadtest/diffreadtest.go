@@ -8,6 +8,7 @@
 package diffreadtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -86,6 +87,16 @@ type Options struct {
 	// Edit, when set, sees page n (1-based, counted over every call) before
 	// it is sent and may forge it; a non-nil ToolError is sent instead.
 	Edit func(n int, p *Page) *ToolError
+	// Rewrite, when set, sees page n's JSON text as it is about to be sent
+	// and returns the text to send: forgeries a Page cannot hold, such as
+	// a member repeated or spelled in another case in a chosen order.
+	Rewrite func(n int, text string) string
+	// Deliver, when set, writes every HTTP answer in the server's place:
+	// method is the JSON-RPC method of the request ("initialize",
+	// "tools/call", …), status and answer what the MCP server wrote, whose
+	// headers are already in w (WriteHeader not called yet). It can pad,
+	// trickle or stall the answer, as a hostile or slow endpoint would.
+	Deliver func(w http.ResponseWriter, r *http.Request, method string, status int, answer []byte)
 	// Token, when set, is the bearer every request must carry (else 401).
 	Token string
 }
@@ -114,11 +125,38 @@ func Start(t testing.TB, o Options) *Server {
 			http.Error(w, `{"error":"unauthenticated"}`, http.StatusUnauthorized)
 			return
 		}
+		if o.Deliver != nil {
+			deliver(h, o.Deliver, w, r)
+			return
+		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
 	s.URL = hs.URL + "/mcp/forgejo"
 	return s
+}
+
+// deliver lets the MCP server answer r in full, then hands the answer to
+// the Deliver hook to write.
+func deliver(h http.Handler, hook func(http.ResponseWriter, *http.Request, string, int, []byte), w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &msg) // a GET or DELETE has no body: no method
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	for k, v := range rec.Header() {
+		if k != "Content-Length" {
+			w.Header()[k] = v
+		}
+	}
+	hook(w, r, msg.Method, rec.Code, rec.Body.Bytes())
 }
 
 // Calls returns how many tool calls the server answered.
@@ -152,7 +190,11 @@ func (s *Server) handle(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
+	sent := string(text)
+	if s.o.Rewrite != nil {
+		sent = s.o.Rewrite(n, sent)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: sent}}}, nil
 }
 
 func errorResult(e *ToolError) *mcp.CallToolResult {
@@ -160,15 +202,35 @@ func errorResult(e *ToolError) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
 
-// NewPage returns the honest page at off: up to Window bytes, text when
-// they are UTF-8, a cursor unless it reaches the end. Its manifest's
-// observations carry the time, so they differ between pages as the
-// gateway's may.
+// envelopeReserve is what a page's JSON-RPC response is taken to need
+// beside the page's text as a JSON string: the envelope, the id, the
+// server's _meta (about 150 bytes), with room to spare.
+const envelopeReserve = 512
+
+// NewPage returns the honest page at off: up to Window bytes, fewer when
+// the page would not fit the 49,000-byte envelope as the gateway's tool
+// fits it, text when they are UTF-8, a cursor unless it reaches the end.
+// Its manifest's observations carry the time, so they differ between
+// pages as the gateway's may.
 func NewPage(o Options, off int64) *Page {
 	if o.Window == 0 {
 		o.Window = 32 << 10
 	}
 	n := int(min(int64(o.Window), o.Diff.Count-off))
+	for {
+		p := pageOf(o, off, n)
+		text, _ := json.Marshal(p)
+		quoted, _ := json.Marshal(string(text)) // as the SDK writes the text block
+		size := len(quoted) + envelopeReserve
+		if size <= diffpage.EnvelopeLimit || n <= 1 {
+			return p
+		}
+		n = max(1, min(n-1, n*(diffpage.EnvelopeLimit-envelopeReserve)/size))
+	}
+}
+
+// pageOf is the honest page of the n bytes at off.
+func pageOf(o Options, off int64, n int) *Page {
 	chunk := o.Diff.At(off, n)
 	sum := sha256.Sum256(chunk)
 	p := &Page{Page: diffpage.Page{

@@ -6,6 +6,11 @@ package diffpage
 
 import "encoding/json"
 
+// EnvelopeLimit is the most bytes the complete JSON-RPC response to one
+// get_pull_request_diff call may have (seed 000): the tool fits every page
+// under it, and the reader refuses a response over it.
+const EnvelopeLimit = 49000
+
 // Requested is the pull request a page says it was asked for.
 type Requested struct {
 	Owner string `json:"owner"`

@@ -81,3 +81,38 @@ var entityShape = shape{
 	}),
 	obj("content", shape{str("media_type"), str("encoding"), num("byte_count"), str("sha256")}),
 }
+
+// Member describes one member of the manifest (Verified.Manifest), for a
+// reader of get_pull_request_diff pages (server/diffread) that must hold a
+// manifest to exactly the members the gateway writes: every member listed
+// is present, no other is allowed, at every level.
+type Member struct {
+	Name string
+	// Type is the JSON type of the value: "object", "string", "number" or
+	// "boolean".
+	Type string
+	// Nullable says the value may also be null.
+	Nullable bool
+	// Members are an object's members, in the order the manifest writes
+	// them.
+	Members []Member
+}
+
+// ManifestMembers returns the manifest's members: entityShape, the shape
+// the verifier reads and manifestOf writes, so that reader and writer
+// cannot drift apart.
+func ManifestMembers() []Member { return entityShape.members() }
+
+func (s shape) members() []Member {
+	out := make([]Member, len(s))
+	for i, f := range s {
+		out[i] = Member{Name: f.name, Type: jsonType[f.kind], Nullable: f.nullable}
+		if f.kind == kindObject {
+			out[i].Members = f.shape.members()
+		}
+	}
+	return out
+}
+
+// jsonType names each kind as JSON does.
+var jsonType = map[kind]string{kindObject: "object", kindString: "string", kindNumber: "number", kindBool: "boolean"}
