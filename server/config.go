@@ -99,6 +99,10 @@ type Config struct {
 	// OAuthClientMetadataAllowLoopback lets such a document live on a
 	// loopback address: tests and local development only.
 	OAuthClientMetadataAllowLoopback bool
+	// OAuthClientMetadataPorts are the ports besides 443 such a document's
+	// URL may name; any other is refused unresolved, so a caller cannot
+	// make the gateway probe ports.
+	OAuthClientMetadataPorts []int
 }
 
 // Default returns the zero-config configuration: loopback listener,

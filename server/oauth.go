@@ -51,6 +51,7 @@ func (g *Gateway) wireOAuth() error {
 		RegistrationsPerMinute:  g.cfg.OAuthRegisterPerMinute,
 		ClientMetadata: oauth.ClientMetadataConfig{
 			Hosts: g.cfg.OAuthClientMetadataHosts, AllowLoopback: g.cfg.OAuthClientMetadataAllowLoopback,
+			Ports: g.cfg.OAuthClientMetadataPorts,
 		},
 		Refused: func(endpoint, reason string) {
 			g.oauthMetrics.refusals.WithLabelValues(endpoint, reason).Inc()

@@ -23,8 +23,9 @@ import (
 // support"): a client whose client_id is an https URL of a JSON document of
 // its metadata, fetched instead of registered. It is the gateway's only
 // request to an origin a caller chooses, so it is opt-in and fenced: only
-// hosts on an allowlist, over https with no redirects, within a timeout and
-// a size bound, to public addresses only (the name is resolved, every
+// hosts on an allowlist, on port 443 or an allowlisted port (checked before
+// the name is resolved, so a caller cannot probe ports), over https with no
+// redirects, within a timeout and a size bound, to public addresses only (the name is resolved, every
 // address checked, and the connection made to a checked address, so a DNS
 // answer cannot change between check and connect), cached as the answer's
 // HTTP caching headers allow.
@@ -37,6 +38,9 @@ type ClientMetadataConfig struct {
 	// AllowLoopback lets a document live on a loopback address; for tests
 	// and local development only.
 	AllowLoopback bool
+	// Ports are the ports besides 443 a client_id URL may name; without
+	// them only the https default is fetched.
+	Ports []int
 	// RootCAs verify the documents' servers; nil means the system's roots
 	// (which SSL_CERT_FILE can replace).
 	RootCAs *x509.CertPool
@@ -58,6 +62,7 @@ const (
 var (
 	errMetadataURL      = errors.New("client_id is not an https URL with a path")
 	errMetadataHost     = errors.New("client_id host is not in oauth.client_metadata_hosts")
+	errMetadataPort     = errors.New("client_id port is neither 443 nor in oauth.client_metadata_ports")
 	errMetadataAddress  = errors.New("client_id host does not resolve to public addresses only")
 	errMetadataRedirect = errors.New("the client metadata document answered with a redirect")
 	errMetadataStatus   = errors.New("the client metadata document could not be fetched")
@@ -79,6 +84,7 @@ type clientDocument struct {
 // metadataFetcher fetches and caches client metadata documents.
 type metadataFetcher struct {
 	hosts         []string
+	ports         []int
 	allowLoopback bool
 	client        *http.Client
 	resolver      *net.Resolver
@@ -100,7 +106,7 @@ func newMetadataFetcher(cfg ClientMetadataConfig) *metadataFetcher {
 		return nil
 	}
 	f := &metadataFetcher{
-		allowLoopback: cfg.AllowLoopback, resolver: net.DefaultResolver, now: time.Now,
+		allowLoopback: cfg.AllowLoopback, ports: cfg.Ports, resolver: net.DefaultResolver, now: time.Now,
 		cache: map[string]cachedDocument{},
 	}
 	for _, h := range cfg.Hosts {
@@ -127,7 +133,7 @@ func newMetadataFetcher(cfg ClientMetadataConfig) *metadataFetcher {
 	return f
 }
 
-// checkURL checks a client_id URL before anything is fetched.
+// checkURL checks a client_id URL before anything is resolved or fetched.
 func (f *metadataFetcher) checkURL(clientID string) (*url.URL, error) {
 	u, err := url.Parse(clientID)
 	if err != nil || len(clientID) > maxMetadataURLBytes || u.Scheme != "https" || u.Host == "" || u.User != nil ||
@@ -136,6 +142,12 @@ func (f *metadataFetcher) checkURL(clientID string) (*url.URL, error) {
 	}
 	if !slices.Contains(f.hosts, strings.ToLower(u.Hostname())) {
 		return nil, fmt.Errorf("%w: %q", errMetadataHost, u.Hostname())
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n != 443 && !slices.Contains(f.ports, n) {
+			return nil, fmt.Errorf("%w: %q", errMetadataPort, p)
+		}
 	}
 	return u, nil
 }

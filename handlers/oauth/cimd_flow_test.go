@@ -2,6 +2,7 @@ package oauth_test
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -25,7 +26,8 @@ func TestClientMetadataFlow(t *testing.T) {
 	t.Cleanup(srv.Close)
 	docURL = srv.URL + "/oauth/client.json"
 	h := newHarness(t, harnessOptions{clientMetadata: oauth.ClientMetadataConfig{
-		Hosts: []string{"127.0.0.1"}, AllowLoopback: true, RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs,
+		Hosts: []string{"127.0.0.1"}, AllowLoopback: true, Ports: []int{srv.Listener.Addr().(*net.TCPAddr).Port},
+		RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs,
 	}})
 
 	var md map[string]any

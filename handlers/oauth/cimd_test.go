@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -66,8 +67,14 @@ func newMetadataServer(t *testing.T) *metadataServer {
 }
 
 func (m *metadataServer) fetcher(hosts []string, loopback bool) *metadataFetcher {
-	return newMetadataFetcher(ClientMetadataConfig{Hosts: hosts, AllowLoopback: loopback, RootCAs: m.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs})
+	return newMetadataFetcher(ClientMetadataConfig{
+		Hosts: hosts, AllowLoopback: loopback, Ports: []int{m.port()},
+		RootCAs: m.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs,
+	})
 }
+
+// port is the metadata server's port, which its fetchers allow.
+func (m *metadataServer) port() int { return m.Listener.Addr().(*net.TCPAddr).Port }
 
 // TestClientMetadataGuards pins every refusal of a client_id URL or its
 // document, and the one acceptance.
@@ -111,6 +118,61 @@ func TestClientMetadataGuards(t *testing.T) {
 	}
 	if newMetadataFetcher(ClientMetadataConfig{}) != nil {
 		t.Error("no hosts must turn client metadata documents off")
+	}
+}
+
+// TestClientMetadataPorts: a client_id URL may name port 443 or an
+// allowlisted port; any other is refused before its host is resolved, so
+// no connection is made and a caller cannot use the gateway to probe
+// ports.
+func TestClientMetadataPorts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	probe := fmt.Sprintf("https://127.0.0.1:%d/client.json", port)
+	f := newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"127.0.0.1", "clients.example"}, AllowLoopback: true, Ports: []int{8443}})
+	for _, tc := range []struct {
+		id   string
+		want error
+	}{
+		{"https://clients.example/client.json", nil},
+		{"https://clients.example:443/client.json", nil},
+		{"https://clients.example:8443/client.json", nil},
+		{"https://clients.example:8080/client.json", errMetadataPort},
+		{"https://clients.example:22/client.json", errMetadataPort},
+		{probe, errMetadataPort},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			if _, err := f.checkURL(tc.id); !errors.Is(err, tc.want) || tc.want != nil && err == nil {
+				t.Fatalf("checkURL: %v, want %v", err, tc.want)
+			}
+		})
+	}
+	if _, err := f.get(context.Background(), probe); !errors.Is(err, errMetadataPort) {
+		t.Fatalf("get of a port not allowed: %v, want %v", err, errMetadataPort)
+	}
+	if n := accepted.Load(); n != 0 {
+		t.Fatalf("a port not allowed was connected to %d times", n)
+	}
+	// The same port, allowlisted, is connected to (the TLS handshake then
+	// fails: the listener is not a TLS server).
+	f = newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"127.0.0.1"}, AllowLoopback: true, Ports: []int{port}})
+	if _, err := f.get(context.Background(), probe); err == nil || accepted.Load() == 0 {
+		t.Fatalf("an allowlisted port: %v, %d connections", err, accepted.Load())
 	}
 }
 

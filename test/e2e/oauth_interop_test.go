@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -287,6 +289,7 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 	o := startOAuthGateway(t, storetest.SQLiteURL(t), map[string]string{
 		"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_HOSTS":          "127.0.0.1",
 		"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_ALLOW_LOOPBACK": "true",
+		"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_PORTS":          strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port),
 		"SSL_CERT_FILE": caFile,
 	})
 	var md map[string]any
