@@ -1,11 +1,13 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -41,13 +43,16 @@ type ClientMetadataConfig struct {
 	// RootCAs verify the documents' servers; nil means the system's roots
 	// (which SSL_CERT_FILE can replace).
 	RootCAs *x509.CertPool
+	// FetchTimeout bounds one fetch, connection to last byte; zero means
+	// defaultMetadataFetchTimeout.
+	FetchTimeout time.Duration
 }
 
 // Client ID Metadata Document bounds.
 const (
-	metadataFetchTimeout = 5 * time.Second
-	maxMetadataBytes     = 64 << 10
-	maxMetadataURLBytes  = 1024
+	defaultMetadataFetchTimeout = 5 * time.Second
+	maxMetadataBytes            = 64 << 10
+	maxMetadataURLBytes         = 1024
 	// defaultMetadataTTL is how long a document without caching headers is
 	// kept; maxMetadataTTL caps what headers may ask for.
 	defaultMetadataTTL = 5 * time.Minute
@@ -55,7 +60,8 @@ const (
 	maxMetadataEntries = 256
 )
 
-// The ways a client_id URL or its document is refused.
+// The ways a client_id URL or its document is refused. Each is the reason
+// logged and tested; a caller is only ever told metadataRefusedText.
 var (
 	errMetadataURL      = errors.New("client_id is not an https URL with a path")
 	errMetadataHost     = errors.New("client_id host is not in oauth.client_metadata_hosts")
@@ -83,9 +89,11 @@ type metadataFetcher struct {
 	hosts         []string
 	ports         []int
 	allowLoopback bool
+	timeout       time.Duration
 	client        *http.Client
 	resolver      *net.Resolver
 	now           func() time.Time
+	log           *slog.Logger
 
 	mu    sync.Mutex
 	cache map[string]cachedDocument
@@ -96,14 +104,18 @@ type cachedDocument struct {
 	expires time.Time
 }
 
-// newMetadataFetcher returns the fetcher of cfg, or nil when the feature
-// is off.
-func newMetadataFetcher(cfg ClientMetadataConfig) *metadataFetcher {
+// newMetadataFetcher returns the fetcher of cfg, logging refusals to log,
+// or nil when the feature is off.
+func newMetadataFetcher(cfg ClientMetadataConfig, log *slog.Logger) *metadataFetcher {
 	if len(cfg.Hosts) == 0 {
 		return nil
 	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	f := &metadataFetcher{
-		allowLoopback: cfg.AllowLoopback, ports: cfg.Ports, resolver: net.DefaultResolver, now: time.Now,
+		allowLoopback: cfg.AllowLoopback, ports: cfg.Ports, timeout: cmp.Or(cfg.FetchTimeout, defaultMetadataFetchTimeout),
+		resolver: net.DefaultResolver, now: time.Now, log: log,
 		cache: map[string]cachedDocument{},
 	}
 	for _, h := range cfg.Hosts {
@@ -113,8 +125,8 @@ func newMetadataFetcher(cfg ClientMetadataConfig) *metadataFetcher {
 		Proxy:                  nil, // the checked address is the one connected to
 		DialContext:            f.dial,
 		TLSClientConfig:        &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout:    metadataFetchTimeout,
-		ResponseHeaderTimeout:  metadataFetchTimeout,
+		TLSHandshakeTimeout:    f.timeout,
+		ResponseHeaderTimeout:  f.timeout,
 		MaxResponseHeaderBytes: 16 << 10,
 		DisableCompression:     true,
 		MaxIdleConns:           4,
@@ -122,7 +134,7 @@ func newMetadataFetcher(cfg ClientMetadataConfig) *metadataFetcher {
 	}
 	f.client = &http.Client{
 		Transport: transport,
-		Timeout:   metadataFetchTimeout,
+		Timeout:   f.timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse // never followed: refused below
 		},
@@ -135,7 +147,7 @@ func (f *metadataFetcher) checkURL(clientID string) (*url.URL, error) {
 	u, err := url.Parse(clientID)
 	if err != nil || len(clientID) > maxMetadataURLBytes || u.Scheme != "https" || u.Host == "" || u.User != nil ||
 		u.Fragment != "" || strings.Contains(clientID, "#") || u.Path == "" || u.Path == "/" {
-		return nil, fmt.Errorf("%w: %q", errMetadataURL, clientID)
+		return nil, errMetadataURL
 	}
 	if !slices.Contains(f.hosts, strings.ToLower(u.Hostname())) {
 		return nil, fmt.Errorf("%w: %q", errMetadataHost, u.Hostname())
@@ -150,9 +162,13 @@ func (f *metadataFetcher) checkURL(clientID string) (*url.URL, error) {
 }
 
 // get returns the client's document, from the cache while it is fresh.
+// Every refusal is a *metadataRefusal: its reason is logged here, and
+// callers show only its text.
 func (f *metadataFetcher) get(ctx context.Context, clientID string) (clientDocument, error) {
 	if _, err := f.checkURL(clientID); err != nil {
-		return clientDocument{}, err
+		// Cheap and the caller's own doing: debug, as protocol refusals are.
+		f.log.DebugContext(ctx, "client metadata document refused", f.logAttrs(clientID, err)...)
+		return clientDocument{}, &metadataRefusal{reason: err}
 	}
 	f.mu.Lock()
 	c, ok := f.cache[clientID]
@@ -162,7 +178,8 @@ func (f *metadataFetcher) get(ctx context.Context, clientID string) (clientDocum
 	}
 	doc, ttl, err := f.fetch(ctx, clientID)
 	if err != nil {
-		return clientDocument{}, err
+		f.log.InfoContext(ctx, "client metadata document refused", f.logAttrs(clientID, err)...)
+		return clientDocument{}, &metadataRefusal{reason: err}
 	}
 	f.store(clientID, doc, ttl)
 	return doc, nil

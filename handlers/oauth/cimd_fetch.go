@@ -14,7 +14,7 @@ import (
 
 // fetch GETs and validates one document.
 func (f *metadataFetcher) fetch(ctx context.Context, clientID string) (clientDocument, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, metadataFetchTimeout)
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientID, nil)
 	if err != nil {
@@ -25,6 +25,9 @@ func (f *metadataFetcher) fetch(ctx context.Context, clientID string) (clientDoc
 	if err != nil {
 		if errors.Is(err, errMetadataAddress) {
 			return clientDocument{}, 0, err
+		}
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			return clientDocument{}, 0, fmt.Errorf("%w: timed out after %s: %w", errMetadataStatus, f.timeout, err)
 		}
 		return clientDocument{}, 0, fmt.Errorf("%w: %w", errMetadataStatus, err)
 	}
@@ -90,7 +93,7 @@ func (f *metadataFetcher) dial(ctx context.Context, network, addr string) (net.C
 			return nil, fmt.Errorf("%w: %s resolves to %s", errMetadataAddress, host, ip)
 		}
 	}
-	d := net.Dialer{Timeout: metadataFetchTimeout}
+	d := net.Dialer{Timeout: f.timeout}
 	return d.DialContext(ctx, network, net.JoinHostPort(ips[0].Unmap().String(), port))
 }
 

@@ -70,7 +70,7 @@ func (m *metadataServer) fetcher(hosts []string, loopback bool) *metadataFetcher
 	return newMetadataFetcher(ClientMetadataConfig{
 		Hosts: hosts, AllowLoopback: loopback, Ports: []int{m.port()},
 		RootCAs: m.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs,
-	})
+	}, nil)
 }
 
 // port is the metadata server's port, which its fetchers allow.
@@ -116,7 +116,7 @@ func TestClientMetadataGuards(t *testing.T) {
 	if n := m.hits["/client.json"].Load(); n != 1 {
 		t.Errorf("the redirect was followed or a refused address fetched: /client.json fetched %d times, want 1", n)
 	}
-	if newMetadataFetcher(ClientMetadataConfig{}) != nil {
+	if newMetadataFetcher(ClientMetadataConfig{}, nil) != nil {
 		t.Error("no hosts must turn client metadata documents off")
 	}
 }
@@ -144,7 +144,7 @@ func TestClientMetadataPorts(t *testing.T) {
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	probe := fmt.Sprintf("https://127.0.0.1:%d/client.json", port)
-	f := newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"127.0.0.1", "clients.example"}, AllowLoopback: true, Ports: []int{8443}})
+	f := newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"127.0.0.1", "clients.example"}, AllowLoopback: true, Ports: []int{8443}}, nil)
 	for _, tc := range []struct {
 		id   string
 		want error
@@ -170,7 +170,7 @@ func TestClientMetadataPorts(t *testing.T) {
 	}
 	// The same port, allowlisted, is connected to (the TLS handshake then
 	// fails: the listener is not a TLS server).
-	f = newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"127.0.0.1"}, AllowLoopback: true, Ports: []int{port}})
+	f = newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"127.0.0.1"}, AllowLoopback: true, Ports: []int{port}}, nil)
 	if _, err := f.get(context.Background(), probe); err == nil || accepted.Load() == 0 {
 		t.Fatalf("an allowlisted port: %v, %d connections", err, accepted.Load())
 	}

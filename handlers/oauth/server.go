@@ -122,7 +122,7 @@ func New(cfg Config) *Server {
 	if err != nil || u.Host == "" {
 		panic("oauth: Config.Issuer must be an absolute URL")
 	}
-	s := &Server{cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host, cimd: newMetadataFetcher(cfg.ClientMetadata)}
+	s := &Server{cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host, cimd: newMetadataFetcher(cfg.ClientMetadata, cfg.Log)}
 	fc := &fosite.Config{
 		AccessTokenLifespan:   cfg.AccessTokenTTL,
 		RefreshTokenLifespan:  cfg.RefreshTokenTTL,
@@ -301,7 +301,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	ar, err := s.provider.NewAccessRequest(ctx, r, &session{})
 	if err != nil {
 		s.logProtocolError("token request refused", err)
-		s.provider.WriteAccessError(ctx, w, ar, err)
+		if !writeMetadataRefusal(w, err) {
+			s.provider.WriteAccessError(ctx, w, ar, err)
+		}
 		return
 	}
 	if ar.GetGrantTypes().ExactOne("refresh_token") {
@@ -361,6 +363,9 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	}
 	if errors.Is(err, fosite.ErrUnauthorizedClient) {
 		writeError(w, http.StatusBadRequest, "unauthorized_client", "the token was not issued to this client")
+		return
+	}
+	if writeMetadataRefusal(w, err) {
 		return
 	}
 	s.provider.WriteRevocationResponse(r.Context(), w, err)

@@ -323,7 +323,7 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 
 	for _, tc := range []struct{ name, clientID, redirect, want string }{
 		{"redirect URI not in the document", docURL, "http://127.0.0.1:9/elsewhere", "not valid"},
-		{"host not allowlisted", strings.Replace(docURL, "127.0.0.1", "localhost", 1), headlessRedirect, "client_metadata_hosts"},
+		{"host not allowlisted", strings.Replace(docURL, "127.0.0.1", "localhost", 1), headlessRedirect, "The client metadata document could not be used"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := fetches.Load()
