@@ -46,18 +46,27 @@ type ClientMetadataConfig struct {
 	// FetchTimeout bounds one fetch, connection to last byte; zero means
 	// defaultMetadataFetchTimeout.
 	FetchTimeout time.Duration
+	// Observe, if set, is told how each lookup of a document ended (one of
+	// the lookup* results), for the metrics.
+	Observe func(result string)
 }
 
-// Client ID Metadata Document bounds.
+// How a lookup of a client metadata document ended: the results Observe
+// is told, one per lookup.
+const (
+	lookupFetched       = "fetched"        // fetched and usable
+	lookupFetchFailed   = "fetch_failed"   // fetched (or resolved) and refused
+	lookupCacheHit      = "cache_hit"      // a cached document
+	lookupCachedFailure = "cached_failure" // a cached failure: refused, no fetch
+	lookupShared        = "shared"         // waited for another caller's fetch of the same URL
+	lookupRefusedURL    = "refused_url"    // URL, host or port refused before any lookup
+)
+
+// Client ID Metadata Document bounds (the cache's are in cimd_cache.go).
 const (
 	defaultMetadataFetchTimeout = 5 * time.Second
 	maxMetadataBytes            = 64 << 10
 	maxMetadataURLBytes         = 1024
-	// defaultMetadataTTL is how long a document without caching headers is
-	// kept; maxMetadataTTL caps what headers may ask for.
-	defaultMetadataTTL = 5 * time.Minute
-	maxMetadataTTL     = 24 * time.Hour
-	maxMetadataEntries = 256
 )
 
 // The ways a client_id URL or its document is refused. Each is the reason
@@ -94,14 +103,21 @@ type metadataFetcher struct {
 	resolver      *net.Resolver
 	now           func() time.Time
 	log           *slog.Logger
+	observe       func(result string)
 
 	mu    sync.Mutex
 	cache map[string]cachedDocument
+	// flights are the fetches under way, by client_id: a burst of one
+	// client_id makes one fetch, which the rest wait for.
+	flights map[string]*metadataFlight
 }
 
-type cachedDocument struct {
-	doc     clientDocument
-	expires time.Time
+// metadataFlight is one fetch under way; done closes when doc and err are
+// set.
+type metadataFlight struct {
+	done chan struct{}
+	doc  clientDocument
+	err  error
 }
 
 // newMetadataFetcher returns the fetcher of cfg, logging refusals to log,
@@ -115,8 +131,11 @@ func newMetadataFetcher(cfg ClientMetadataConfig, log *slog.Logger) *metadataFet
 	}
 	f := &metadataFetcher{
 		allowLoopback: cfg.AllowLoopback, ports: cfg.Ports, timeout: cmp.Or(cfg.FetchTimeout, defaultMetadataFetchTimeout),
-		resolver: net.DefaultResolver, now: time.Now, log: log,
-		cache: map[string]cachedDocument{},
+		resolver: net.DefaultResolver, now: time.Now, log: log, observe: cfg.Observe,
+		cache: map[string]cachedDocument{}, flights: map[string]*metadataFlight{},
+	}
+	if f.observe == nil {
+		f.observe = func(string) {}
 	}
 	for _, h := range cfg.Hosts {
 		f.hosts = append(f.hosts, strings.ToLower(h))
@@ -161,26 +180,69 @@ func (f *metadataFetcher) checkURL(clientID string) (*url.URL, error) {
 	return u, nil
 }
 
-// get returns the client's document, from the cache while it is fresh.
-// Every refusal is a *metadataRefusal: its reason is logged here, and
-// callers show only its text.
+// get returns the client's document: from the cache while its entry is
+// fresh (a cached failure is refused again without a fetch), else from the
+// one fetch of that URL under way, else from a new fetch. Every refusal is
+// a *metadataRefusal whose reason is logged here; callers show only its
+// text.
 func (f *metadataFetcher) get(ctx context.Context, clientID string) (clientDocument, error) {
 	if _, err := f.checkURL(clientID); err != nil {
 		// Cheap and the caller's own doing: debug, as protocol refusals are.
+		f.observe(lookupRefusedURL)
 		f.log.DebugContext(ctx, "client metadata document refused", f.logAttrs(clientID, err)...)
 		return clientDocument{}, &metadataRefusal{reason: err}
 	}
 	f.mu.Lock()
-	c, ok := f.cache[clientID]
-	f.mu.Unlock()
-	if ok && f.now().Before(c.expires) {
+	if c, ok := f.fresh(clientID); ok {
+		f.mu.Unlock()
+		if c.err != nil {
+			f.observe(lookupCachedFailure)
+			f.log.DebugContext(ctx, "client metadata document refused (cached failure)", f.logAttrs(clientID, c.err)...)
+			return clientDocument{}, &metadataRefusal{reason: c.err}
+		}
+		f.observe(lookupCacheHit)
 		return c.doc, nil
 	}
-	doc, ttl, err := f.fetch(ctx, clientID)
-	if err != nil {
-		f.log.InfoContext(ctx, "client metadata document refused", f.logAttrs(clientID, err)...)
-		return clientDocument{}, &metadataRefusal{reason: err}
+	fl, shared := f.flights[clientID]
+	if shared {
+		f.observe(lookupShared)
+	} else {
+		fl = &metadataFlight{done: make(chan struct{})}
+		f.flights[clientID] = fl
+		// The fetch is the URL's, not this caller's: it runs to its own
+		// timeout even if this caller leaves, and what it finds is cached
+		// for the next.
+		go f.fly(context.WithoutCancel(ctx), clientID, fl)
 	}
-	f.store(clientID, doc, ttl)
-	return doc, nil
+	f.mu.Unlock()
+	select {
+	case <-fl.done:
+	case <-ctx.Done():
+		return clientDocument{}, &metadataRefusal{reason: fmt.Errorf("the request ended while its client metadata document was fetched: %w", ctx.Err())}
+	}
+	if fl.err != nil {
+		return clientDocument{}, &metadataRefusal{reason: fl.err}
+	}
+	return fl.doc, nil
+}
+
+// fly makes a flight's fetch, caches what it found (a failure too) and
+// lands the flight.
+func (f *metadataFetcher) fly(ctx context.Context, clientID string, fl *metadataFlight) {
+	doc, ttl, err := f.fetch(ctx, clientID)
+	now := f.now()
+	c := cachedDocument{doc: doc, err: err, stored: now, expires: now.Add(ttl)}
+	if err != nil {
+		c.expires = now.Add(failedMetadataTTL)
+		f.observe(lookupFetchFailed)
+		f.log.InfoContext(ctx, "client metadata document refused", f.logAttrs(clientID, err)...)
+	} else {
+		f.observe(lookupFetched)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.storeLocked(clientID, c)
+	delete(f.flights, clientID)
+	fl.doc, fl.err = doc, err
+	close(fl.done)
 }

@@ -177,7 +177,8 @@ func TestClientMetadataPorts(t *testing.T) {
 }
 
 // TestClientMetadataCache: a document is reused while its caching headers
-// allow, fetched again after, and never kept under no-store.
+// allow, within [minMetadataTTL, maxMetadataTTL] (no-store: the least),
+// and fetched again after.
 func TestClientMetadataCache(t *testing.T) {
 	m := newMetadataServer(t)
 	f := m.fetcher([]string{"127.0.0.1"}, true)
@@ -192,15 +193,159 @@ func TestClientMetadataCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if a, b := m.hits["/client.json"].Load(), m.hits["/no-store.json"].Load(); a != 1 || b != 3 {
-		t.Fatalf("fetches: max-age=60 %d (want 1), no-store %d (want 3)", a, b)
+	if a, b := m.hits["/client.json"].Load(), m.hits["/no-store.json"].Load(); a != 1 || b != 1 {
+		t.Fatalf("fetches: max-age=60 %d, no-store %d; want 1 each", a, b)
 	}
 	now = now.Add(61 * time.Second)
-	if _, err := f.get(ctx, m.URL+"/client.json"); err != nil {
-		t.Fatal(err)
+	for _, p := range []string{"/client.json", "/no-store.json"} {
+		if _, err := f.get(ctx, m.URL+p); err != nil {
+			t.Fatal(err)
+		}
+		if n := m.hits[p].Load(); n != 2 {
+			t.Fatalf("fetches of %s after a minute: %d, want 2", p, n)
+		}
 	}
-	if a := m.hits["/client.json"].Load(); a != 2 {
-		t.Fatalf("fetches after max-age: %d, want 2", a)
+}
+
+// TestClientMetadataFailureCache: a failed fetch is remembered for
+// failedMetadataTTL, so asking again for the same client_id is refused
+// without a fetch, and fetched again after.
+func TestClientMetadataFailureCache(t *testing.T) {
+	m := newMetadataServer(t)
+	f := m.fetcher([]string{"127.0.0.1"}, true)
+	now := time.Now()
+	f.now = func() time.Time { return now }
+	ctx := context.Background()
+	for _, p := range []string{"/missing.json", "/other-id.json"} {
+		for i := range 3 {
+			if _, err := f.get(ctx, m.URL+p); err == nil {
+				t.Fatalf("get %s #%d: no error", p, i)
+			}
+		}
+		if n := m.hits[p].Load(); n != 1 {
+			t.Fatalf("a failing %s fetched %d times, want 1", p, n)
+		}
+	}
+	now = now.Add(failedMetadataTTL)
+	if _, err := f.get(ctx, m.URL+"/missing.json"); !errors.Is(err, errMetadataStatus) {
+		t.Fatalf("after %s: %v", failedMetadataTTL, err)
+	}
+	if n := m.hits["/missing.json"].Load(); n != 2 {
+		t.Fatalf("fetches after the failure expired: %d, want 2", n)
+	}
+}
+
+// TestClientMetadataSingleFlight: a burst of lookups of one client_id
+// while it is being fetched makes one fetch, which every caller gets;
+// a caller that gives up does not end the fetch for the others.
+func TestClientMetadataSingleFlight(t *testing.T) {
+	release := make(chan struct{})
+	var fetches atomic.Int32
+	var srv *httptest.Server
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		<-release
+		fmt.Fprintf(w, `{"client_id":%q,"client_name":"Slow","redirect_uris":["http://127.0.0.1:9/callback"]}`, srv.URL+r.URL.Path)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	var shared atomic.Int32
+	f := newMetadataFetcher(ClientMetadataConfig{
+		Hosts: []string{"127.0.0.1"}, AllowLoopback: true, Ports: []int{srv.Listener.Addr().(*net.TCPAddr).Port},
+		RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs,
+		Observe: func(result string) {
+			if result == lookupShared {
+				shared.Add(1)
+			}
+		},
+	}, nil)
+	id := srv.URL + "/slow.json"
+	const callers = 20
+	errs := make(chan error, callers)
+	leaving, leave := context.WithCancel(context.Background())
+	go func() {
+		_, err := f.get(leaving, id)
+		errs <- err
+	}()
+	for range callers - 1 {
+		go func() {
+			doc, err := f.get(context.Background(), id)
+			if err == nil && doc.ClientName != "Slow" {
+				err = fmt.Errorf("document %+v", doc)
+			}
+			errs <- err
+		}()
+	}
+	// Every caller is waiting: on the one fetch, or (without single
+	// flight) on fetches of their own.
+	for shared.Load() < callers-1 && fetches.Load() < callers {
+		time.Sleep(time.Millisecond)
+	}
+	leave()
+	close(release)
+	left := 0
+	for range callers {
+		if err := <-errs; err != nil {
+			if !errors.Is(err, context.Canceled) {
+				t.Error(err)
+			}
+			left++
+		}
+	}
+	if n := fetches.Load(); n != 1 || left > 1 {
+		t.Fatalf("%d callers at once made %d fetches (want 1); %d failed (want at most the one that left)", callers, n, left)
+	}
+}
+
+// TestClientMetadataCacheBound: the cache holds at most
+// maxMetadataEntries; when full it drops expired entries, then failures,
+// then the oldest document, so cycling through URLs cannot grow it and
+// a flood of failures does not push out the documents in use.
+func TestClientMetadataCacheBound(t *testing.T) {
+	f := newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"clients.example"}}, nil)
+	now := time.Now()
+	f.now = func() time.Time { return now }
+	store := func(id string, err error, ttl time.Duration) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.storeLocked(id, cachedDocument{err: err, stored: f.now(), expires: f.now().Add(ttl)})
+	}
+	store("doc-in-use", nil, time.Hour)
+	now = now.Add(time.Second)
+	for i := range maxMetadataEntries + 100 {
+		store(fmt.Sprintf("failure-%d", i), errMetadataStatus, failedMetadataTTL)
+	}
+	f.mu.Lock()
+	n := len(f.cache)
+	_, kept := f.fresh("doc-in-use")
+	f.mu.Unlock()
+	if n != maxMetadataEntries || !kept {
+		t.Fatalf("after a flood of failures: %d entries (want %d), document kept %v", n, maxMetadataEntries, kept)
+	}
+	for i := range maxMetadataEntries {
+		now = now.Add(time.Millisecond)
+		store(fmt.Sprintf("doc-%d", i), nil, time.Hour)
+	}
+	f.mu.Lock()
+	_, kept = f.fresh("doc-in-use")
+	n = len(f.cache)
+	f.mu.Unlock()
+	if n != maxMetadataEntries || kept {
+		t.Fatalf("after a flood of documents: %d entries (want %d), the oldest kept %v", n, maxMetadataEntries, kept)
+	}
+	now = now.Add(2 * time.Hour)
+	store("late", nil, time.Hour)
+	f.mu.Lock()
+	n = len(f.cache)
+	f.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("expired entries were not dropped: %d entries", n)
 	}
 }
 
@@ -214,12 +359,15 @@ func TestCacheTTL(t *testing.T) {
 		{"none", http.Header{}, defaultMetadataTTL},
 		{"max-age", http.Header{"Cache-Control": {"public, max-age=120"}}, 2 * time.Minute},
 		{"max-age capped", http.Header{"Cache-Control": {"max-age=99999999"}}, maxMetadataTTL},
-		{"no-store", http.Header{"Cache-Control": {"no-store"}}, 0},
-		{"no-cache", http.Header{"Cache-Control": {"no-cache, max-age=60"}}, 0},
-		{"bad max-age", http.Header{"Cache-Control": {"max-age=soon"}}, 0},
+		{"max-age past int64 nanoseconds", http.Header{"Cache-Control": {"max-age=9223372036854775807"}}, maxMetadataTTL},
+		{"max-age raised to the least", http.Header{"Cache-Control": {"max-age=0"}}, minMetadataTTL},
+		{"no-store", http.Header{"Cache-Control": {"no-store"}}, minMetadataTTL},
+		{"no-cache", http.Header{"Cache-Control": {"no-cache, max-age=600"}}, minMetadataTTL},
+		{"bad max-age", http.Header{"Cache-Control": {"max-age=soon"}}, minMetadataTTL},
 		{"expires", http.Header{"Expires": {now.Add(time.Hour).Format(http.TimeFormat)}}, time.Hour},
-		{"expired", http.Header{"Expires": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0},
-		{"bad expires", http.Header{"Expires": {"0"}}, 0},
+		{"expires in a year", http.Header{"Expires": {now.Add(365 * 24 * time.Hour).Format(http.TimeFormat)}}, maxMetadataTTL},
+		{"expired", http.Header{"Expires": {now.Add(-time.Hour).Format(http.TimeFormat)}}, minMetadataTTL},
+		{"bad expires", http.Header{"Expires": {"0"}}, minMetadataTTL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := cacheTTL(tc.header, now); got != tc.want {
