@@ -103,6 +103,12 @@ type Config struct {
 	// URL may name; any other is refused unresolved, so a caller cannot
 	// make the gateway probe ports.
 	OAuthClientMetadataPorts []int
+	// OAuthClientMetadataFetchesPerMinute and
+	// OAuthClientMetadataTotalFetchesPerMinute bound the fetches of such
+	// documents per client address and in all: each is an outbound
+	// request an anonymous caller can start.
+	OAuthClientMetadataFetchesPerMinute      int
+	OAuthClientMetadataTotalFetchesPerMinute int
 }
 
 // Default returns the zero-config configuration: loopback listener,
@@ -141,6 +147,9 @@ func Default() Config {
 		OAuthUnusedClientTTL:       24 * time.Hour,
 		OAuthRevokedGrantRetention: 30 * 24 * time.Hour,
 		OAuthPurgeInterval:         10 * time.Minute,
+
+		OAuthClientMetadataFetchesPerMinute:      oauth.DefaultClientMetadataFetchesPerMinute,
+		OAuthClientMetadataTotalFetchesPerMinute: oauth.DefaultClientMetadataTotalFetchesPerMinute,
 	}
 }
 

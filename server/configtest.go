@@ -76,6 +76,8 @@ func printConfig(w io.Writer, c *Config) error {
 		{"oauth.client_metadata_hosts", orNone(strings.Join(c.OAuthClientMetadataHosts, ","))},
 		{"oauth.client_metadata_allow_loopback", fmt.Sprint(c.OAuthClientMetadataAllowLoopback)},
 		{"oauth.client_metadata_ports", orNone(strings.Join(ports, ","))},
+		{"oauth.client_metadata_fetches_per_minute", fmt.Sprint(c.OAuthClientMetadataFetchesPerMinute)},
+		{"oauth.client_metadata_total_fetches_per_minute", fmt.Sprint(c.OAuthClientMetadataTotalFetchesPerMinute)},
 	}
 	fmt.Fprintln(w, "configuration OK")
 	for _, l := range lines {

@@ -50,8 +50,11 @@ func (g *Gateway) wireOAuth() error {
 		AuthorizationsPerMinute: g.cfg.OAuthAuthorizePerMinute,
 		RegistrationsPerMinute:  g.cfg.OAuthRegisterPerMinute,
 		ClientMetadata: oauth.ClientMetadataConfig{
-			Hosts: g.cfg.OAuthClientMetadataHosts, AllowLoopback: g.cfg.OAuthClientMetadataAllowLoopback,
-			Ports: g.cfg.OAuthClientMetadataPorts,
+			Hosts:                 g.cfg.OAuthClientMetadataHosts,
+			AllowLoopback:         g.cfg.OAuthClientMetadataAllowLoopback,
+			Ports:                 g.cfg.OAuthClientMetadataPorts,
+			FetchesPerMinute:      g.cfg.OAuthClientMetadataFetchesPerMinute,
+			TotalFetchesPerMinute: g.cfg.OAuthClientMetadataTotalFetchesPerMinute,
 		},
 		Refused: func(endpoint, reason string) {
 			g.oauthMetrics.refusals.WithLabelValues(endpoint, reason).Inc()

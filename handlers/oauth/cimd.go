@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-chi/httprate"
 )
 
 // Client ID Metadata Documents (MCP authorization 2025-11-25, "SHOULD
@@ -46,6 +48,12 @@ type ClientMetadataConfig struct {
 	// FetchTimeout bounds one fetch, connection to last byte; zero means
 	// defaultMetadataFetchTimeout.
 	FetchTimeout time.Duration
+	// FetchesPerMinute bounds the fetches one client address may cause;
+	// zero means DefaultClientMetadataFetchesPerMinute.
+	FetchesPerMinute int
+	// TotalFetchesPerMinute bounds the fetches of all addresses together;
+	// zero means DefaultClientMetadataTotalFetchesPerMinute.
+	TotalFetchesPerMinute int
 	// Observe, if set, is told how each lookup of a document ended (one of
 	// the lookup* results), for the metrics.
 	Observe func(result string)
@@ -60,7 +68,15 @@ const (
 	lookupCachedFailure = "cached_failure" // a cached failure: refused, no fetch
 	lookupShared        = "shared"         // waited for another caller's fetch of the same URL
 	lookupRefusedURL    = "refused_url"    // URL, host or port refused before any lookup
+	// and lookupRateLimitedAddress, lookupRateLimitedTotal (cimd_limits.go)
 )
+
+// LookupResults are the results Observe can be told, for metrics that
+// show each from the start.
+var LookupResults = []string{
+	lookupFetched, lookupFetchFailed, lookupCacheHit, lookupCachedFailure, lookupShared, lookupRefusedURL,
+	lookupRateLimitedAddress, lookupRateLimitedTotal,
+}
 
 // Client ID Metadata Document bounds (the cache's are in cimd_cache.go).
 const (
@@ -104,6 +120,7 @@ type metadataFetcher struct {
 	now           func() time.Time
 	log           *slog.Logger
 	observe       func(result string)
+	rates         *fetchRates
 
 	mu    sync.Mutex
 	cache map[string]cachedDocument
@@ -120,9 +137,10 @@ type metadataFlight struct {
 	err  error
 }
 
-// newMetadataFetcher returns the fetcher of cfg, logging refusals to log,
-// or nil when the feature is off.
-func newMetadataFetcher(cfg ClientMetadataConfig, log *slog.Logger) *metadataFetcher {
+// newMetadataFetcher returns the fetcher of cfg, logging refusals to log
+// and counting its rates in newCounter's counters (nil: in memory), or nil
+// when the feature is off.
+func newMetadataFetcher(cfg ClientMetadataConfig, log *slog.Logger, newCounter func(limit string) httprate.LimitCounter) *metadataFetcher {
 	if len(cfg.Hosts) == 0 {
 		return nil
 	}
@@ -137,6 +155,8 @@ func newMetadataFetcher(cfg ClientMetadataConfig, log *slog.Logger) *metadataFet
 	if f.observe == nil {
 		f.observe = func(string) {}
 	}
+	f.rates = newFetchRates(cmp.Or(cfg.FetchesPerMinute, DefaultClientMetadataFetchesPerMinute),
+		cmp.Or(cfg.TotalFetchesPerMinute, DefaultClientMetadataTotalFetchesPerMinute), newCounter, log)
 	for _, h := range cfg.Hosts {
 		f.hosts = append(f.hosts, strings.ToLower(h))
 	}
@@ -182,9 +202,9 @@ func (f *metadataFetcher) checkURL(clientID string) (*url.URL, error) {
 
 // get returns the client's document: from the cache while its entry is
 // fresh (a cached failure is refused again without a fetch), else from the
-// one fetch of that URL under way, else from a new fetch. Every refusal is
-// a *metadataRefusal whose reason is logged here; callers show only its
-// text.
+// one fetch of that URL under way, else from a new fetch if the rates
+// allow one. Every refusal is a *metadataRefusal whose reason is logged
+// here; callers show only its text.
 func (f *metadataFetcher) get(ctx context.Context, clientID string) (clientDocument, error) {
 	if _, err := f.checkURL(clientID); err != nil {
 		// Cheap and the caller's own doing: debug, as protocol refusals are.
@@ -192,29 +212,52 @@ func (f *metadataFetcher) get(ctx context.Context, clientID string) (clientDocum
 		f.log.DebugContext(ctx, "client metadata document refused", f.logAttrs(clientID, err)...)
 		return clientDocument{}, &metadataRefusal{reason: err}
 	}
-	f.mu.Lock()
-	if c, ok := f.fresh(clientID); ok {
-		f.mu.Unlock()
-		if c.err != nil {
-			f.observe(lookupCachedFailure)
-			f.log.DebugContext(ctx, "client metadata document refused (cached failure)", f.logAttrs(clientID, c.err)...)
-			return clientDocument{}, &metadataRefusal{reason: c.err}
+	// At most twice round: the rate is spent without the lock held (it
+	// may be a Redis round trip), and another caller may have started the
+	// fetch meanwhile.
+	for spent := false; ; spent = true {
+		f.mu.Lock()
+		if c, ok := f.fresh(clientID); ok {
+			f.mu.Unlock()
+			return f.cached(ctx, clientID, c)
 		}
-		f.observe(lookupCacheHit)
-		return c.doc, nil
+		fl, shared := f.flights[clientID]
+		if !shared && spent {
+			fl = &metadataFlight{done: make(chan struct{})}
+			f.flights[clientID] = fl
+			// The fetch is the URL's, not this caller's: it runs to its
+			// own timeout even if this caller leaves, and what it finds is
+			// cached for the next.
+			go f.fly(context.WithoutCancel(ctx), clientID, fl)
+		}
+		f.mu.Unlock()
+		if shared {
+			f.observe(lookupShared)
+		}
+		if fl != nil {
+			return f.await(ctx, fl)
+		}
+		if result, err := f.rates.spend(ctx, fetchAddress(ctx)); err != nil {
+			f.observe(result)
+			f.log.DebugContext(ctx, "client metadata document refused", append(f.logAttrs(clientID, err), "client_address", fetchAddress(ctx))...)
+			return clientDocument{}, &metadataRefusal{reason: err}
+		}
 	}
-	fl, shared := f.flights[clientID]
-	if shared {
-		f.observe(lookupShared)
-	} else {
-		fl = &metadataFlight{done: make(chan struct{})}
-		f.flights[clientID] = fl
-		// The fetch is the URL's, not this caller's: it runs to its own
-		// timeout even if this caller leaves, and what it finds is cached
-		// for the next.
-		go f.fly(context.WithoutCancel(ctx), clientID, fl)
+}
+
+// cached answers a lookup from a fresh cache entry.
+func (f *metadataFetcher) cached(ctx context.Context, clientID string, c cachedDocument) (clientDocument, error) {
+	if c.err != nil {
+		f.observe(lookupCachedFailure)
+		f.log.DebugContext(ctx, "client metadata document refused (cached failure)", f.logAttrs(clientID, c.err)...)
+		return clientDocument{}, &metadataRefusal{reason: c.err}
 	}
-	f.mu.Unlock()
+	f.observe(lookupCacheHit)
+	return c.doc, nil
+}
+
+// await waits for a flight to land, or for the caller to leave.
+func (f *metadataFetcher) await(ctx context.Context, fl *metadataFlight) (clientDocument, error) {
 	select {
 	case <-fl.done:
 	case <-ctx.Done():

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -239,4 +240,59 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestClientMetadataFetchRateFlow: /oauth/token and /oauth/revoke from one
+// address naming ever new client_id URLs make at most the address's rate
+// of fetches; past it they are answered 429 with Retry-After and nothing
+// is fetched, and a client whose document is cached is still served.
+func TestClientMetadataFetchRateFlow(t *testing.T) {
+	var fetches atomic.Int32
+	var docs *httptest.Server
+	docs = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		fmt.Fprintf(w, `{"client_id":%q,"redirect_uris":[%q]}`, docs.URL+r.URL.Path, redirectURI)
+	}))
+	t.Cleanup(docs.Close)
+	const rate = 3
+	h := newHarness(t, harnessOptions{clientMetadata: oauth.ClientMetadataConfig{
+		Hosts: []string{"127.0.0.1"}, AllowLoopback: true, Ports: []int{listenerPort(docs.Listener)},
+		RootCAs:          docs.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs,
+		FetchesPerMinute: rate,
+	}})
+	statuses := map[int]int{}
+	for i := range 20 {
+		id := fmt.Sprintf("%s/flood/%d.json", docs.URL, i)
+		var a tokenAnswer
+		var retryAfter string
+		if i%2 == 0 {
+			a = h.tokenRequest(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "client_id": {id}})
+		} else {
+			resp, err := http.PostForm(h.gw.URL+"/oauth/revoke", url.Values{"token": {"x"}, "client_id": {id}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			retryAfter = resp.Header.Get("Retry-After")
+			a.status = resp.StatusCode
+			resp.Body.Close()
+		}
+		statuses[a.status]++
+		if i < rate && a.status == http.StatusTooManyRequests {
+			t.Fatalf("request %d, within the rate: %d", i, a.status)
+		}
+		if i >= rate && (a.status != http.StatusTooManyRequests || i%2 == 1 && retryAfter == "") {
+			t.Fatalf("request %d, past the rate: %d Retry-After %q", i, a.status, retryAfter)
+		}
+	}
+	a := h.newAuthz()
+	a.params.Set("client_id", docs.URL+"/flood/authorize.json")
+	if p := h.start(t, newBrowser(t), a); p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "try again in a minute") {
+		t.Fatalf("authorize past the rate: %d\n%s", p.status, p.body)
+	}
+	if n := fetches.Load(); n != rate {
+		t.Fatalf("20 requests naming new client_ids made %d fetches, want the rate, %d (answers %v)", n, rate, statuses)
+	}
+	if r := h.tokenRequest(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "client_id": {docs.URL + "/flood/0.json"}}); r.str("error") != "invalid_grant" {
+		t.Fatalf("a cached client past the rate: %d %v, want its refresh token judged (invalid_grant)", r.status, r.body)
+	}
 }

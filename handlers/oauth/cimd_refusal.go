@@ -49,20 +49,32 @@ func (s *Server) checkMetadataClient(ctx context.Context, clientID string) error
 	if s.cimd == nil {
 		return fosite.ErrInvalidClient.WithHint("This gateway does not accept client metadata documents (oauth.client_metadata_hosts is empty).")
 	}
-	if _, err := s.cimd.get(ctx, clientID); err != nil {
+	if _, err := s.cimd.get(ctx, clientID); errors.Is(err, errMetadataRate) {
+		return &fosite.RFC6749Error{ErrorField: "temporarily_unavailable", DescriptionField: metadataRateText, CodeField: http.StatusTooManyRequests}
+	} else if err != nil {
 		return fosite.ErrInvalidClient.WithHint(metadataRefusedText)
 	}
 	return nil
 }
 
+// metadataRateText is what a caller past a fetch rate is told.
+const metadataRateText = "Too many client metadata documents were fetched; try again in a minute."
+
 // writeMetadataRefusal answers a token or revocation request that failed
-// because its client metadata document cannot be used, with the one
-// generic invalid_client, and reports whether it did.
+// because its client metadata document cannot be used — with the one
+// generic invalid_client, or past a fetch rate 429 with Retry-After (the
+// gateway's answer to every bound, DESIGN §4) — and reports whether it
+// did.
 func writeMetadataRefusal(w http.ResponseWriter, err error) bool {
 	var mr *metadataRefusal
-	if !errors.As(err, &mr) {
+	switch {
+	case !errors.As(err, &mr):
 		return false
+	case errors.Is(mr, errMetadataRate):
+		w.Header().Set("Retry-After", metadataRetryAfter)
+		writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", metadataRateText)
+	default:
+		writeError(w, http.StatusUnauthorized, "invalid_client", metadataRefusedText)
 	}
-	writeError(w, http.StatusUnauthorized, "invalid_client", metadataRefusedText)
 	return true
 }

@@ -9,9 +9,12 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-chi/httprate"
 )
 
 // metadataServer serves client metadata documents over TLS on loopback
@@ -70,7 +73,7 @@ func (m *metadataServer) fetcher(hosts []string, loopback bool) *metadataFetcher
 	return newMetadataFetcher(ClientMetadataConfig{
 		Hosts: hosts, AllowLoopback: loopback, Ports: []int{m.port()},
 		RootCAs: m.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs,
-	}, nil)
+	}, nil, nil)
 }
 
 // port is the metadata server's port, which its fetchers allow.
@@ -116,7 +119,7 @@ func TestClientMetadataGuards(t *testing.T) {
 	if n := m.hits["/client.json"].Load(); n != 1 {
 		t.Errorf("the redirect was followed or a refused address fetched: /client.json fetched %d times, want 1", n)
 	}
-	if newMetadataFetcher(ClientMetadataConfig{}, nil) != nil {
+	if newMetadataFetcher(ClientMetadataConfig{}, nil, nil) != nil {
 		t.Error("no hosts must turn client metadata documents off")
 	}
 }
@@ -144,7 +147,7 @@ func TestClientMetadataPorts(t *testing.T) {
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	probe := fmt.Sprintf("https://127.0.0.1:%d/client.json", port)
-	f := newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"127.0.0.1", "clients.example"}, AllowLoopback: true, Ports: []int{8443}}, nil)
+	f := newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"127.0.0.1", "clients.example"}, AllowLoopback: true, Ports: []int{8443}}, nil, nil)
 	for _, tc := range []struct {
 		id   string
 		want error
@@ -170,7 +173,7 @@ func TestClientMetadataPorts(t *testing.T) {
 	}
 	// The same port, allowlisted, is connected to (the TLS handshake then
 	// fails: the listener is not a TLS server).
-	f = newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"127.0.0.1"}, AllowLoopback: true, Ports: []int{port}}, nil)
+	f = newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"127.0.0.1"}, AllowLoopback: true, Ports: []int{port}}, nil, nil)
 	if _, err := f.get(context.Background(), probe); err == nil || accepted.Load() == 0 {
 		t.Fatalf("an allowlisted port: %v, %d connections", err, accepted.Load())
 	}
@@ -264,7 +267,7 @@ func TestClientMetadataSingleFlight(t *testing.T) {
 				shared.Add(1)
 			}
 		},
-	}, nil)
+	}, nil, nil)
 	id := srv.URL + "/slow.json"
 	const callers = 20
 	errs := make(chan error, callers)
@@ -308,7 +311,7 @@ func TestClientMetadataSingleFlight(t *testing.T) {
 // then the oldest document, so cycling through URLs cannot grow it and
 // a flood of failures does not push out the documents in use.
 func TestClientMetadataCacheBound(t *testing.T) {
-	f := newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"clients.example"}}, nil)
+	f := newMetadataFetcher(ClientMetadataConfig{Hosts: []string{"clients.example"}}, nil, nil)
 	now := time.Now()
 	f.now = func() time.Time { return now }
 	store := func(id string, err error, ttl time.Duration) {
@@ -399,5 +402,85 @@ func TestPublicAddr(t *testing.T) {
 	f := &metadataFetcher{}
 	if f.allowed(netip.MustParseAddr("::ffff:10.0.0.1").Unmap()) {
 		t.Fatal("a mapped private address is allowed")
+	}
+}
+
+// anyDocumentServer serves a valid metadata document at every path and
+// counts the fetches.
+func anyDocumentServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var fetches atomic.Int32
+	var srv *httptest.Server
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		fmt.Fprintf(w, `{"client_id":%q,"redirect_uris":["http://127.0.0.1:9/callback"]}`, srv.URL+r.URL.Path)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &fetches
+}
+
+// TestClientMetadataFetchRates: lookups that would fetch spend from their
+// client address's rate, then from the total; past either they are
+// refused with errMetadataRate and nothing is fetched, while cached
+// documents are still served. Fetchers given one counter (Redis, between
+// replicas) spend from one rate.
+func TestClientMetadataFetchRates(t *testing.T) {
+	srv, fetches := anyDocumentServer(t)
+	counters := map[string]httprate.LimitCounter{}
+	var mu sync.Mutex
+	shared := func(limit string) httprate.LimitCounter {
+		mu.Lock()
+		defer mu.Unlock()
+		if counters[limit] == nil {
+			counters[limit] = httprate.NewLocalLimitCounter(time.Minute)
+		}
+		return counters[limit]
+	}
+	results := map[string]int{}
+	newFetcher := func() *metadataFetcher {
+		return newMetadataFetcher(ClientMetadataConfig{
+			Hosts: []string{"127.0.0.1"}, AllowLoopback: true, Ports: []int{srv.Listener.Addr().(*net.TCPAddr).Port},
+			RootCAs:          srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs,
+			FetchesPerMinute: 3, TotalFetchesPerMinute: 5,
+			Observe: func(r string) { mu.Lock(); results[r]++; mu.Unlock() },
+		}, nil, shared)
+	}
+	replicas := []*metadataFetcher{newFetcher(), newFetcher()}
+	from := func(addr string) context.Context {
+		return context.WithValue(context.Background(), fetchAddressKey{}, addr)
+	}
+	lookups := func(addr string, n int) (refused int) {
+		for i := range n {
+			_, err := replicas[i%2].get(from(addr), fmt.Sprintf("%s/%s/%d.json", srv.URL, addr, i))
+			switch {
+			case errors.Is(err, errMetadataRate):
+				refused++
+			case err != nil:
+				t.Fatal(err)
+			}
+		}
+		return refused
+	}
+	if r := lookups("203.0.113.1", 10); r != 7 || fetches.Load() != 3 {
+		t.Fatalf("one address, 10 URLs: %d refused (want 7), %d fetches (want 3)", r, fetches.Load())
+	}
+	if r := lookups("203.0.113.2", 10); r != 8 || fetches.Load() != 5 {
+		t.Fatalf("a second address: %d refused (want 8), %d fetches (want the total, 5)", r, fetches.Load())
+	}
+	if r := lookups("203.0.113.3", 3); r != 3 || fetches.Load() != 5 {
+		t.Fatalf("past the total: %d refused (want 3), %d fetches (want 5)", r, fetches.Load())
+	}
+	// A document fetched before is served from the cache of the replica
+	// that fetched it, rates spent or not.
+	if _, err := replicas[0].get(from("203.0.113.1"), srv.URL+"/203.0.113.1/0.json"); err != nil {
+		t.Fatalf("a cached document past the rate: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]int{lookupFetched: 5, lookupRateLimitedAddress: 7 + 7, lookupRateLimitedTotal: 1 + 3, lookupCacheHit: 1}
+	for k, n := range want {
+		if results[k] != n {
+			t.Errorf("observed %s %d times, want %d (%v)", k, results[k], n, results)
+		}
 	}
 }
