@@ -55,6 +55,7 @@ func (g *Gateway) wireOAuth() error {
 			Ports:                 g.cfg.OAuthClientMetadataPorts,
 			FetchesPerMinute:      g.cfg.OAuthClientMetadataFetchesPerMinute,
 			TotalFetchesPerMinute: g.cfg.OAuthClientMetadataTotalFetchesPerMinute,
+			Observe:               func(result string) { g.oauthMetrics.cimd.WithLabelValues(result).Inc() },
 		},
 		Refused: func(endpoint, reason string) {
 			g.oauthMetrics.refusals.WithLabelValues(endpoint, reason).Inc()

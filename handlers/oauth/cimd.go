@@ -71,9 +71,9 @@ const (
 	// and lookupRateLimitedAddress, lookupRateLimitedTotal (cimd_limits.go)
 )
 
-// LookupResults are the results Observe can be told, for metrics that
-// show each from the start.
-var LookupResults = []string{
+// ClientMetadataLookupResults are the results Observe can be told, for
+// metrics that show each from the start.
+var ClientMetadataLookupResults = []string{
 	lookupFetched, lookupFetchFailed, lookupCacheHit, lookupCachedFailure, lookupShared, lookupRefusedURL,
 	lookupRateLimitedAddress, lookupRateLimitedTotal,
 }
