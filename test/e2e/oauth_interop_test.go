@@ -4,19 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"html"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -282,16 +277,7 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	docURL = srv.URL + "/oauth/client.json"
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	o := startOAuthGateway(t, storetest.SQLiteURL(t), map[string]string{
-		"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_HOSTS":          "127.0.0.1",
-		"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_ALLOW_LOOPBACK": "true",
-		"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_PORTS":          strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port),
-		"SSL_CERT_FILE": caFile,
-	})
+	o := startOAuthGateway(t, storetest.SQLiteURL(t), clientMetadataEnv(t, srv))
 	var md map[string]any
 	getJSON(t, o.gw.URL+"/.well-known/oauth-authorization-server", &md)
 	if md["client_id_metadata_document_supported"] != true {
