@@ -29,7 +29,11 @@ import (
 // redirects, within a timeout and a size bound, to public addresses only
 // (the name is resolved, every address checked, and the connection made to
 // a checked address, so a DNS answer cannot change between check and
-// connect), cached as the answer's HTTP caching headers allow.
+// connect). Anyone can cause a lookup (a token request naming a URL
+// client_id), so lookups are bounded too: what a fetch found, failure or
+// document, is cached (cimd_cache.go), one fetch per URL runs at a time,
+// fetches spend per-address and total rates (cimd_limits.go), and every
+// refusal reads the same to the caller (cimd_refusal.go).
 
 // ClientMetadataConfig configures Client ID Metadata Documents.
 type ClientMetadataConfig struct {

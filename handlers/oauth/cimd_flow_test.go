@@ -1,7 +1,6 @@
 package oauth_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"html"
 	"log/slog"
@@ -176,18 +175,6 @@ func errorText(body string) string {
 	_, rest, _ := strings.Cut(body, `<p class="error" role="alert">`)
 	msg, _, _ := strings.Cut(rest, "</p>")
 	return html.UnescapeString(msg)
-}
-
-func postForm(t *testing.T, u string, form url.Values) tokenAnswer {
-	t.Helper()
-	resp, err := http.PostForm(u, form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&body)
-	return tokenAnswer{resp.StatusCode, body}
 }
 
 func listenerPort(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }

@@ -313,7 +313,13 @@ func (a tokenAnswer) str(k string) string { s, _ := a.body[k].(string); return s
 
 func (h *harness) tokenRequest(t *testing.T, form url.Values) tokenAnswer {
 	t.Helper()
-	resp, err := http.PostForm(h.gw.URL+"/oauth/token", form)
+	return postForm(t, h.gw.URL+"/oauth/token", form)
+}
+
+// postForm posts a form to an OAuth endpoint and decodes its JSON answer.
+func postForm(t *testing.T, u string, form url.Values) tokenAnswer {
+	t.Helper()
+	resp, err := http.PostForm(u, form)
 	if err != nil {
 		t.Fatal(err)
 	}
