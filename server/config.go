@@ -99,6 +99,16 @@ type Config struct {
 	// OAuthClientMetadataAllowLoopback lets such a document live on a
 	// loopback address: tests and local development only.
 	OAuthClientMetadataAllowLoopback bool
+	// OAuthClientMetadataPorts are the ports besides 443 such a document's
+	// URL may name; any other is refused unresolved, so a caller cannot
+	// make the gateway probe ports.
+	OAuthClientMetadataPorts []int
+	// OAuthClientMetadataFetchesPerMinute and
+	// OAuthClientMetadataTotalFetchesPerMinute bound the fetches of such
+	// documents per client address and in all: each is an outbound
+	// request an anonymous caller can start.
+	OAuthClientMetadataFetchesPerMinute      int
+	OAuthClientMetadataTotalFetchesPerMinute int
 }
 
 // Default returns the zero-config configuration: loopback listener,
@@ -137,6 +147,9 @@ func Default() Config {
 		OAuthUnusedClientTTL:       24 * time.Hour,
 		OAuthRevokedGrantRetention: 30 * 24 * time.Hour,
 		OAuthPurgeInterval:         10 * time.Minute,
+
+		OAuthClientMetadataFetchesPerMinute:      oauth.DefaultClientMetadataFetchesPerMinute,
+		OAuthClientMetadataTotalFetchesPerMinute: oauth.DefaultClientMetadataTotalFetchesPerMinute,
 	}
 }
 

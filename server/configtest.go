@@ -33,6 +33,10 @@ func printConfig(w io.Writer, c *Config) error {
 	for _, p := range c.TrustedProxies {
 		proxies = append(proxies, p.String())
 	}
+	ports := make([]string, 0, len(c.OAuthClientMetadataPorts))
+	for _, p := range c.OAuthClientMetadataPorts {
+		ports = append(ports, strconv.Itoa(p))
+	}
 	lines := [][2]string{
 		{"listen", c.Listen}, {"public_url", c.PublicURL}, {"data_dir", c.DataDir},
 		{"database.url", set(c.DatabaseURL)}, {"log.level", c.LogLevel},
@@ -71,6 +75,9 @@ func printConfig(w io.Writer, c *Config) error {
 		{"oauth.purge_interval", c.OAuthPurgeInterval.String()},
 		{"oauth.client_metadata_hosts", orNone(strings.Join(c.OAuthClientMetadataHosts, ","))},
 		{"oauth.client_metadata_allow_loopback", fmt.Sprint(c.OAuthClientMetadataAllowLoopback)},
+		{"oauth.client_metadata_ports", orNone(strings.Join(ports, ","))},
+		{"oauth.client_metadata_fetches_per_minute", fmt.Sprint(c.OAuthClientMetadataFetchesPerMinute)},
+		{"oauth.client_metadata_total_fetches_per_minute", fmt.Sprint(c.OAuthClientMetadataTotalFetchesPerMinute)},
 	}
 	fmt.Fprintln(w, "configuration OK")
 	for _, l := range lines {

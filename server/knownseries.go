@@ -1,6 +1,9 @@
 package server
 
-import "github.com/agent-gateway/agent-gateway/middleware"
+import (
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/agent-gateway/agent-gateway/middleware"
+)
 
 // pagingTools are the tools that serve pages (agent_gateway_pages_served_total
 // and agent_gateway_page_bytes_total by tool, docs/metrics.md).
@@ -46,6 +49,11 @@ func (g *Gateway) zeroKnownSeries() {
 	if g.oauthMetrics != nil {
 		for _, s := range oauthRefusalSeries {
 			g.oauthMetrics.refusals.WithLabelValues(s[0], s[1])
+		}
+		// At zero even with the documents off: a dashboard shows "none
+		// fetched" rather than "no data".
+		for _, result := range oauth.ClientMetadataLookupResults {
+			g.oauthMetrics.cimd.WithLabelValues(result)
 		}
 		for _, outcome := range []string{"purged", "skipped", "failed"} {
 			g.oauthMetrics.purgeRuns.WithLabelValues(outcome)

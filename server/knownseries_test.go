@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -52,6 +53,7 @@ func TestZeroKnownSeries(t *testing.T) {
 		{"agent_gateway_pages_served_total", len(pagingTools)},
 		{"agent_gateway_page_bytes_total", len(pagingTools)},
 		{"agent_gateway_oauth_refusals_total", len(oauthRefusalSeries)},
+		{"agent_gateway_oauth_client_metadata_lookups_total", len(oauth.ClientMetadataLookupResults)},
 		{"agent_gateway_oauth_purge_runs_total", 3},
 		{"agent_gateway_oauth_purged_rows_total", len(purgeTables)},
 		{"agent_gateway_upstream_requests_total", 2}, // forgejo and the default GitHub origin

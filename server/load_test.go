@@ -195,6 +195,11 @@ func TestLoadDerivedAndParsed(t *testing.T) {
 				t.Fatal(c.AllowedOrigins)
 			}
 		}},
+		{"client metadata ports", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_PORTS": "8443, 9443"}, func(t *testing.T, c Config) {
+			if !slices.Equal(c.OAuthClientMetadataPorts, []int{8443, 9443}) {
+				t.Fatal(c.OAuthClientMetadataPorts)
+			}
+		}},
 		{"GitHub names kept from the seed", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "123", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE": appKey}, func(t *testing.T, c Config) {
 			if c.GitHubAppID != 123 || c.GitHubAppKeyFile != appKey {
 				t.Fatal(c.GitHubAppID, c.GitHubAppKeyFile)
@@ -318,6 +323,8 @@ func TestLoadProblems(t *testing.T) {
 		{"bad allowed origin", "", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "gw.example"}, []string{"allowed_origins ("}},
 		{"client metadata host with a scheme", "", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_HOSTS": "clients.example, https://x.example"}, []string{"oauth.client_metadata_hosts ("}},
 		{"client metadata host with a wildcard", "", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_HOSTS": "*.example"}, []string{"oauth.client_metadata_hosts ("}},
+		{"client metadata port out of range", "", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_PORTS": "8443, 70000"}, []string{"oauth.client_metadata_ports ("}},
+		{"client metadata port not a number", "", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_PORTS": "https"}, []string{"oauth.client_metadata_ports ("}},
 		{"client metadata loopback not a bool", "", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_ALLOW_LOOPBACK": "sometimes"}, []string{"oauth.client_metadata_allow_loopback ("}},
 		{"ftp allowed origin", "allowed_origins: [\"ftp://x.example\"]\n", nil, nil, []string{"allowed_origins ("}},
 		{"allowed origin with a path", "", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "https://ok.example, https://gw.example/app"}, []string{"allowed_origins ("}},

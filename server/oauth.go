@@ -50,7 +50,12 @@ func (g *Gateway) wireOAuth() error {
 		AuthorizationsPerMinute: g.cfg.OAuthAuthorizePerMinute,
 		RegistrationsPerMinute:  g.cfg.OAuthRegisterPerMinute,
 		ClientMetadata: oauth.ClientMetadataConfig{
-			Hosts: g.cfg.OAuthClientMetadataHosts, AllowLoopback: g.cfg.OAuthClientMetadataAllowLoopback,
+			Hosts:                 g.cfg.OAuthClientMetadataHosts,
+			AllowLoopback:         g.cfg.OAuthClientMetadataAllowLoopback,
+			Ports:                 g.cfg.OAuthClientMetadataPorts,
+			FetchesPerMinute:      g.cfg.OAuthClientMetadataFetchesPerMinute,
+			TotalFetchesPerMinute: g.cfg.OAuthClientMetadataTotalFetchesPerMinute,
+			Observe:               func(result string) { g.oauthMetrics.cimd.WithLabelValues(result).Inc() },
 		},
 		Refused: func(endpoint, reason string) {
 			g.oauthMetrics.refusals.WithLabelValues(endpoint, reason).Inc()

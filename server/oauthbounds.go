@@ -14,6 +14,7 @@ import (
 // what the purge removed (DESIGN §4: every bound is counted in /metrics).
 type oauthMetrics struct {
 	refusals   *prometheus.CounterVec
+	cimd       *prometheus.CounterVec
 	purgeRuns  *prometheus.CounterVec
 	purgedRows *prometheus.CounterVec
 	rows       *prometheus.GaugeVec
@@ -25,6 +26,10 @@ func newOAuthMetrics(reg prometheus.Registerer) *oauthMetrics {
 			Name: "agent_gateway_oauth_refusals_total",
 			Help: "OAuth requests refused by a bound before any work, by endpoint (authorize, register) and reason (rate_limited, oversized_parameter, repeated_parameter, invalid_redirect_uri, unsupported_response_mode).",
 		}, []string{"endpoint", "reason"}),
+		cimd: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_gateway_oauth_client_metadata_lookups_total",
+			Help: "Lookups of Client ID Metadata Documents by result: fetched and fetch_failed are the outbound fetches; cache_hit, cached_failure and shared cost none; refused_url, rate_limited_address and rate_limited_total were refused before any fetch.",
+		}, []string{"result"}),
 		purgeRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_gateway_oauth_purge_runs_total",
 			Help: "Scheduled OAuth purges by outcome: purged (this replica ran it), skipped (another replica held the purge lock), failed.",
@@ -38,7 +43,7 @@ func newOAuthMetrics(reg prometheus.Registerer) *oauthMetrics {
 			Help: "OAuth rows in the store after the last purge tick, by table (clients, unused_clients, login_sessions, codes, tokens, grants).",
 		}, []string{"table"}),
 	}
-	reg.MustRegister(m.refusals, m.purgeRuns, m.purgedRows, m.rows)
+	reg.MustRegister(m.refusals, m.cimd, m.purgeRuns, m.purgedRows, m.rows)
 	return m
 }
 

@@ -215,6 +215,19 @@ var settings = []setting{
 		c.OAuthClientMetadataAllowLoopback = b
 		return nil
 	}},
+	{key: "oauth.client_metadata_fetches_per_minute", help: "client metadata documents one client address may make the gateway fetch per minute (cached documents and failures cost none); past it 429 with Retry-After; shared through Redis when configured", set: positiveInt(func(c *Config) *int { return &c.OAuthClientMetadataFetchesPerMinute })},
+	{key: "oauth.client_metadata_total_fetches_per_minute", help: "client metadata documents all client addresses together may make the gateway fetch per minute; shared through Redis when configured", set: positiveInt(func(c *Config) *int { return &c.OAuthClientMetadataTotalFetchesPerMinute })},
+	{key: "oauth.client_metadata_ports", help: "comma-separated ports besides 443 that client_id URLs of client metadata documents may name (any other is refused before its host is resolved); empty: 443 only", set: func(c *Config, v string) error {
+		c.OAuthClientMetadataPorts = nil
+		for _, p := range splitList(v) {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("%q is not a port (1-65535)", p)
+			}
+			c.OAuthClientMetadataPorts = append(c.OAuthClientMetadataPorts, n)
+		}
+		return nil
+	}},
 	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints, each http(s)://host[:port]", set: func(c *Config, v string) error {
 		var origins, bad []string
 		for _, part := range splitList(v) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"html"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -64,6 +65,7 @@ type harnessOptions struct {
 	authorizations int
 	refused        func(endpoint, reason string)
 	clientMetadata oauth.ClientMetadataConfig
+	log            *slog.Logger
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -89,7 +91,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	cfg := oauth.Config{
 		Issuer: h.gw.URL, Resource: h.resource, Scopes: testScopes, Store: h.st, CodeTTL: o.codeTTL,
 		RegistrationsPerMinute: o.registrations, AuthorizationsPerMinute: o.authorizations, Refused: o.refused,
-		ClientMetadata: o.clientMetadata,
+		ClientMetadata: o.clientMetadata, Log: o.log,
 	}
 	if !o.unconfigured {
 		cfg.IdentityProvider = oauth.NewIdentityProvider(oauth.IdentityProviderConfig{
@@ -311,7 +313,13 @@ func (a tokenAnswer) str(k string) string { s, _ := a.body[k].(string); return s
 
 func (h *harness) tokenRequest(t *testing.T, form url.Values) tokenAnswer {
 	t.Helper()
-	resp, err := http.PostForm(h.gw.URL+"/oauth/token", form)
+	return postForm(t, h.gw.URL+"/oauth/token", form)
+}
+
+// postForm posts a form to an OAuth endpoint and decodes its JSON answer.
+func postForm(t *testing.T, u string, form url.Values) tokenAnswer {
+	t.Helper()
+	resp, err := http.PostForm(u, form)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,12 +89,8 @@ func (s *Server) parseAuthorization(ctx context.Context, q url.Values) (fosite.A
 	}
 	fq.Set("state", statePrefix+q.Get("state"))
 	if id := q.Get("client_id"); isMetadataURL(id) {
-		// Said on the page, not with fosite's "does not exist".
-		if s.cimd == nil {
-			return nil, fosite.ErrInvalidClient.WithHint("This gateway does not accept client metadata documents (oauth.client_metadata_hosts is empty).")
-		}
-		if _, err := s.cimd.get(ctx, id); err != nil {
-			return nil, fosite.ErrInvalidClient.WithHint(err.Error() + ".")
+		if err := s.checkMetadataClient(ctx, id); err != nil {
+			return nil, err
 		}
 	}
 	r, err := authorizeRequest(ctx, fq)

@@ -84,9 +84,10 @@ type Config struct {
 	// store a login session) per client IP; zero means
 	// DefaultAuthorizationsPerMinute.
 	AuthorizationsPerMinute int
-	// NewCounter returns the counter of one per-address limit ("authorize",
-	// "register"), shared between replicas (Redis); nil counts in memory,
-	// per process.
+	// NewCounter returns the counter of one limit ("authorize", "register",
+	// and the client metadata fetch rates "client_metadata_address",
+	// "client_metadata_total"), shared between replicas (Redis); nil counts
+	// in memory, per process.
 	NewCounter func(limit string) httprate.LimitCounter
 	// Refused, if set, is told each refusal of a limit or a bound, by
 	// endpoint and reason (metrics).
@@ -122,7 +123,7 @@ func New(cfg Config) *Server {
 	if err != nil || u.Host == "" {
 		panic("oauth: Config.Issuer must be an absolute URL")
 	}
-	s := &Server{cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host, cimd: newMetadataFetcher(cfg.ClientMetadata)}
+	s := &Server{cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host, cimd: newMetadataFetcher(cfg.ClientMetadata, cfg.Log, cfg.NewCounter)}
 	fc := &fosite.Config{
 		AccessTokenLifespan:   cfg.AccessTokenTTL,
 		RefreshTokenLifespan:  cfg.RefreshTokenTTL,
@@ -179,6 +180,9 @@ func (s *Server) Routes() http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	})
+	if s.cimd != nil {
+		r.Use(withFetchAddress) // the fetch rate's key, for fosite's storage calls
+	}
 	registerLimit := s.perAddress(limitRegister, s.cfg.RegistrationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations from this address; try again in a minute")
 	})
@@ -301,7 +305,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	ar, err := s.provider.NewAccessRequest(ctx, r, &session{})
 	if err != nil {
 		s.logProtocolError("token request refused", err)
-		s.provider.WriteAccessError(ctx, w, ar, err)
+		if !writeMetadataRefusal(w, err) {
+			s.provider.WriteAccessError(ctx, w, ar, err)
+		}
 		return
 	}
 	if ar.GetGrantTypes().ExactOne("refresh_token") {
@@ -361,6 +367,9 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	}
 	if errors.Is(err, fosite.ErrUnauthorizedClient) {
 		writeError(w, http.StatusBadRequest, "unauthorized_client", "the token was not issued to this client")
+		return
+	}
+	if writeMetadataRefusal(w, err) {
 		return
 	}
 	s.provider.WriteRevocationResponse(r.Context(), w, err)

@@ -28,6 +28,8 @@ func TestRunReportsAbuse(t *testing.T) {
 		`\| log bytes written \| [0-9]+ \| [0-9]+ \|`,
 		`\| upstream requests made for the attacker \| \| [0-9]+ \(made-up bearers [0-9]+, anonymous searches [0-9]+\) \|`,
 		`\| rows added to the store \| \| [0-9]+ `,
+		`\| client metadata fetches made for the attacker \| \| [0-9]+, within the bound of [0-9]+ `,
+		`client metadata token/revoke .*429`,
 		`Attack outcomes: slow bodies answered .*429`,
 	} {
 		if !regexp.MustCompile(row).MatchString(report) {

@@ -58,6 +58,7 @@ type attackReport struct {
 	slow                                      attack.SlowBodyResult
 	slowWaves                                 int
 	authorize, register, bearers, hugeMethods statusCount
+	cimd                                      statusCount // cimd.go
 	registeredClient                          string
 }
 
@@ -141,6 +142,7 @@ func runAttack(ctx context.Context, s *stack, phase time.Duration, slowConns, fl
 		}
 		return mcpRequest(s.url+"/mcp/forgejo", body, fmt.Sprintf("fake-%d", i))
 	})
+	flood(2, &rep.cimd, func(i int) *http.Request { return cimdRequest(s, i) })
 	huge := `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("m", 1_040_000) + `"}`
 	flood(1, &rep.hugeMethods, func(int) *http.Request { return mcpRequest(s.url+"/mcp/forgejo", huge, "") })
 	wg.Wait()

@@ -34,6 +34,7 @@ type stack struct {
 	demo                       *forgejoemu.Demo
 	github                     *githubemu.Emulator
 	idp                        *oidcprovider.Provider
+	metadata                   *metadataHost // client metadata documents (cimd.go)
 	sourceID, docsToken        string
 }
 
@@ -94,6 +95,9 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	if s.metadata, err = startMetadataHost(s.tmp); err != nil {
+		return nil, err
+	}
 	env := []string{
 		"AGENT_GATEWAY_LISTEN=" + addr,
 		"AGENT_GATEWAY_DATA_DIR=" + s.dataDir,
@@ -105,6 +109,7 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 		"AGENT_GATEWAY_OIDC_CLIENT_ID=gw",
 		"AGENT_GATEWAY_OIDC_CLIENT_SECRET=gw-secret",
 	}
+	env = append(env, s.metadata.env()...)
 	// The project, its document and a gateway token, as an operator makes
 	// them with the admin CLI.
 	project, err := s.admin(env, "create-project", "--name", "abuse")
@@ -167,6 +172,7 @@ func (s *stack) close() {
 	if s.idp != nil {
 		s.idp.Close()
 	}
+	s.metadata.close()
 	if s.github != nil {
 		s.github.Close()
 	}

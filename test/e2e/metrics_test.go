@@ -25,6 +25,7 @@ var metricsCatalogue = []string{
 	"agent_gateway_budget_rejections_total",
 	"agent_gateway_github_installation_tokens_total",
 	"agent_gateway_oauth_refusals_total",
+	"agent_gateway_oauth_client_metadata_lookups_total",
 	"agent_gateway_oauth_purge_runs_total",
 	"agent_gateway_oauth_purged_rows_total",
 	"agent_gateway_oauth_rows",

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"html"
 	"io"
@@ -12,8 +11,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -280,15 +277,7 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	docURL = srv.URL + "/oauth/client.json"
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	o := startOAuthGateway(t, storetest.SQLiteURL(t), map[string]string{
-		"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_HOSTS":          "127.0.0.1",
-		"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_ALLOW_LOOPBACK": "true",
-		"SSL_CERT_FILE": caFile,
-	})
+	o := startOAuthGateway(t, storetest.SQLiteURL(t), clientMetadataEnv(t, srv))
 	var md map[string]any
 	getJSON(t, o.gw.URL+"/.well-known/oauth-authorization-server", &md)
 	if md["client_id_metadata_document_supported"] != true {
@@ -320,7 +309,7 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 
 	for _, tc := range []struct{ name, clientID, redirect, want string }{
 		{"redirect URI not in the document", docURL, "http://127.0.0.1:9/elsewhere", "not valid"},
-		{"host not allowlisted", strings.Replace(docURL, "127.0.0.1", "localhost", 1), headlessRedirect, "client_metadata_hosts"},
+		{"host not allowlisted", strings.Replace(docURL, "127.0.0.1", "localhost", 1), headlessRedirect, "The client metadata document could not be used"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := fetches.Load()
