@@ -326,6 +326,10 @@ func TestLoadProblems(t *testing.T) {
 		{"plain http origin", "", nil, map[string]string{"AGENT_GATEWAY_GITHUB_API_ORIGIN": "http://api.github.com"}, []string{"github.api_origin ("}},
 		{"public_url with query", "", []string{"--public-url", "https://gw.example/?x=1"}, nil, []string{"public_url (--public-url)"}},
 		{"bad trusted proxy", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, example.com"}, []string{"trusted_proxies ("}},
+		// Fail closed: a catch-all would let any caller forge its address.
+		{"trusted proxies: every IPv4 address", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "0.0.0.0/0"}, []string{"trusted_proxies (AGENT_GATEWAY_TRUSTED_PROXIES): \"0.0.0.0/0\" trusts every address"}},
+		{"trusted proxies: every IPv6 address beside a good one", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, ::/0"}, []string{"trusted_proxies (AGENT_GATEWAY_TRUSTED_PROXIES): \"::/0\" trusts every address"}},
+		{"trusted proxies: a length-0 prefix of another address", "trusted_proxies: [\"10.1.2.3/0\"]\n", nil, nil, []string{"trusted_proxies ("}},
 		{"client IPv6 prefix too short", "", nil, map[string]string{"AGENT_GATEWAY_HTTP_CLIENT_IPV6_PREFIX": "16"}, []string{"http.client_ipv6_prefix (AGENT_GATEWAY_HTTP_CLIENT_IPV6_PREFIX): want a prefix length from 32 to 128"}},
 		{"client IPv6 prefix too long", "http:\n  client_ipv6_prefix: 129\n", nil, nil, []string{"http.client_ipv6_prefix ("}},
 		{"client IPv6 prefix not a number", "", nil, map[string]string{"AGENT_GATEWAY_HTTP_CLIENT_IPV6_PREFIX": "/64"}, []string{"http.client_ipv6_prefix ("}},

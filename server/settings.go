@@ -177,6 +177,11 @@ var settings = []setting{
 				}
 				p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
 			}
+			if p.Bits() == 0 {
+				// Fail closed: with it any caller sets its own client
+				// address, and with it its budgets and shares.
+				return fmt.Errorf("%q trusts every address, so any caller could forge X-Forwarded-For and pick its own client address and budgets; list only your proxies' addresses", part)
+			}
 			c.TrustedProxies = append(c.TrustedProxies, p.Masked())
 		}
 		return nil
