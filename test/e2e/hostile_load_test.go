@@ -59,14 +59,15 @@ func TestHostileLoadGatewayTokensNotForwarded(t *testing.T) {
 }
 
 // madeUpBearers sends n calls of body to each endpoint URL in turn, each
-// with a fresh made-up bearer, and returns the statuses seen.
-func madeUpBearers(t *testing.T, urls []string, body string, n int, headers map[string]string) map[int]int {
+// with a fresh made-up bearer, and returns the statuses seen. from, if
+// set, gives call i's X-Forwarded-For (the gateway must trust loopback).
+func madeUpBearers(t *testing.T, urls []string, body string, n int, from func(i int) string) map[int]int {
 	t.Helper()
 	statuses := map[int]int{}
 	for i := range n {
 		h := map[string]string{"Authorization": "Bearer fake-" + randomHex(t)}
-		for k, v := range headers {
-			h[k] = v
+		if from != nil {
+			h["X-Forwarded-For"] = from(i)
 		}
 		resp, out := postRPC(t, urls[i%len(urls)]+"/mcp/forgejo", body, h)
 		statuses[resp.StatusCode]++
@@ -132,15 +133,16 @@ func TestHostileLoadMadeUpBearersReplicas(t *testing.T) {
 	d := rp.fj.demo
 	urls := []string{rp.a.URL, rp.b.URL}
 	b := []byte(randomHex(t))
-	xff := map[string]string{"X-Forwarded-For": fmt.Sprintf("10.%d.%d.%d", b[0], b[1], b[2])}
+	xff := fmt.Sprintf("10.%d.%d.%d", b[0], b[1], b[2])
+	from := func(int) string { return xff }
 	search := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_repositories","arguments":{"q":"gateway"}}}`
-	if got := madeUpBearers(t, urls, search, 12, xff); got[200] != 6 || got[429] != 6 {
+	if got := madeUpBearers(t, urls, search, 12, from); got[200] != 6 || got[429] != 6 {
 		t.Fatalf("anonymous tool across replicas: %v, want 6×200 and 6×429", got)
 	}
-	xff["X-Forwarded-For"] = fmt.Sprintf("10.%d.%d.%d", b[3], b[4], b[5])
+	xff = fmt.Sprintf("10.%d.%d.%d", b[3], b[4], b[5])
 	rp.fj.emu.ResetRequests()
 	diff := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PrivateRepo + `","index":1}}}`
-	if got := madeUpBearers(t, urls, diff, 12, xff); got[200] != 4 || got[429] != 8 {
+	if got := madeUpBearers(t, urls, diff, 12, from); got[200] != 4 || got[429] != 8 {
 		t.Fatalf("authenticated tool across replicas: %v, want 4 answered and 8×429", got)
 	}
 	if n := bearersSeen(rp.fj.emu); n != 4 {
