@@ -33,6 +33,22 @@ func answered(t *testing.T, c net.Conn) bool {
 	return strings.HasPrefix(line, "HTTP/1.1 503")
 }
 
+// acceptAll accepts l's connections until it is closed, handing each to
+// the channel it returns.
+func acceptAll(l *connLimiter) <-chan net.Conn {
+	accepted := make(chan net.Conn, 10)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	return accepted
+}
+
 // TestConnLimiter: with 1 connection per address and 2 in all, the
 // second connection of an address is refused 503; another address fills
 // the total; past it a new connection is refused while none is idle, and
@@ -48,16 +64,7 @@ func TestConnLimiter(t *testing.T) {
 	cfg := Config{MaxConnections: 2, MaxConnectionsPerIP: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.9/32")}}
 	l := newConnLimiter(ln, cfg, true, func(b string) { refused = append(refused, b) }, func() { idleClosed++ })
 	defer l.Close()
-	accepted := make(chan net.Conn, 10)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
+	accepted := acceptAll(l)
 	next := func() net.Conn {
 		select {
 		case c := <-accepted:
@@ -177,16 +184,7 @@ func TestConnLimiterIPv6Prefix(t *testing.T) {
 			cfg := Config{MaxConnections: 100, MaxConnectionsPerIP: 2, ClientIPv6Prefix: tc.prefix}
 			l := newConnLimiter(ln, cfg, false, func(b string) { refused <- b }, nil)
 			defer l.Close()
-			accepted := make(chan net.Conn, len(tc.offers))
-			go func() {
-				for {
-					c, err := l.Accept()
-					if err != nil {
-						return
-					}
-					accepted <- c
-				}
-			}()
+			accepted := acceptAll(l)
 			for i, addr := range tc.offers {
 				mine, theirs := net.Pipe()
 				t.Cleanup(func() { mine.Close(); theirs.Close() })
