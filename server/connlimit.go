@@ -27,7 +27,9 @@ import (
 //
 // A trusted proxy's address is exempt from the per-address bound: it
 // carries many clients, whose own bounds are the per-IP bounds on requests
-// in flight and body bytes, which see the forwarded address.
+// in flight and body bytes, which see the forwarded address. Its
+// connections are not counted in its key either, so they do not spend the
+// share of the other hosts of its IPv6 prefix.
 type connLimiter struct {
 	net.Listener
 	max, maxPerIP int
@@ -39,7 +41,7 @@ type connLimiter struct {
 
 	mu    sync.Mutex
 	open  map[*limitedConn]struct{}
-	perIP map[string]int // by client key
+	perIP map[string]int // by client key; exempt connections not counted
 	// answering counts refused connections still being answered; past
 	// maxAnswering they are closed at once, so a flood of connections
 	// cannot pile up answering goroutines.
@@ -51,8 +53,9 @@ const maxAnswering = 64
 // limitedConn is one counted connection.
 type limitedConn struct {
 	net.Conn
-	l   *connLimiter
-	key string // the client key its address counts under
+	l      *connLimiter
+	key    string // the client key its address counts under
+	exempt bool   // a trusted proxy's: not counted under key
 	// idleSince is when the connection last became idle (or was accepted);
 	// zero while a request is being served. Guarded by l.mu.
 	idleSince time.Time
@@ -110,7 +113,8 @@ func (l *connLimiter) admit(c net.Conn, ip netip.Addr) (*limitedConn, *limitedCo
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := middleware.ClientKey(ip, l.ipv6Prefix)
-	if !l.exempt(ip) && l.perIP[key] >= l.maxPerIP {
+	exempt := l.exempt(ip)
+	if !exempt && l.perIP[key] >= l.maxPerIP {
 		return nil, nil, "connections_per_ip"
 	}
 	var victim *limitedConn
@@ -127,9 +131,11 @@ func (l *connLimiter) admit(c net.Conn, ip netip.Addr) (*limitedConn, *limitedCo
 		// the victim's Close runs.
 		l.forget(victim)
 	}
-	lc := &limitedConn{Conn: c, l: l, key: key, idleSince: time.Now()}
+	lc := &limitedConn{Conn: c, l: l, key: key, exempt: exempt, idleSince: time.Now()}
 	l.open[lc] = struct{}{}
-	l.perIP[key]++
+	if !exempt {
+		l.perIP[key]++
+	}
 	return lc, victim, ""
 }
 
@@ -139,6 +145,9 @@ func (l *connLimiter) forget(c *limitedConn) {
 		return
 	}
 	delete(l.open, c)
+	if c.exempt {
+		return // never counted under its key
+	}
 	if l.perIP[c.key]--; l.perIP[c.key] <= 0 {
 		delete(l.perIP, c.key)
 	}

@@ -126,8 +126,8 @@ func TestConnLimiter(t *testing.T) {
 	l.mu.Lock()
 	proxied := l.perIP["127.0.0.9"]
 	l.mu.Unlock()
-	if proxied != 2 {
-		t.Fatalf("trusted proxy connections %d", proxied)
+	if proxied != 0 {
+		t.Fatalf("the trusted proxy's connections are counted against its address: %d", proxied)
 	}
 }
 
@@ -167,21 +167,29 @@ func (c fromConn) RemoteAddr() net.Addr { return c.remote }
 // is its own client.
 func TestConnLimiterIPv6Prefix(t *testing.T) {
 	for _, tc := range []struct {
-		prefix int
-		offers []string
-		want   []string // "ok" or the refusing bound, per offer
+		prefix  int
+		trusted string // a trusted proxy, "" for none
+		offers  []string
+		want    []string // "ok" or the refusing bound, per offer
 	}{
-		{64, []string{"2001:db8:1:2::1", "2001:db8:1:2:ffff::2", "2001:db8:1:2:aaaa::3", "2001:db8:1:3::1"},
+		{64, "", []string{"2001:db8:1:2::1", "2001:db8:1:2:ffff::2", "2001:db8:1:2:aaaa::3", "2001:db8:1:3::1"},
 			[]string{"ok", "ok", "connections_per_ip", "ok"}},
-		{64, []string{"127.0.0.5", "127.0.0.6", "127.0.0.5", "127.0.0.5"}, []string{"ok", "ok", "ok", "connections_per_ip"}},
-		{48, []string{"2001:db8:1:2::1", "2001:db8:1:3::1", "2001:db8:1:4::1", "2001:db8:2::1"},
+		{64, "", []string{"127.0.0.5", "127.0.0.6", "127.0.0.5", "127.0.0.5"}, []string{"ok", "ok", "ok", "connections_per_ip"}},
+		{48, "", []string{"2001:db8:1:2::1", "2001:db8:1:3::1", "2001:db8:1:4::1", "2001:db8:2::1"},
 			[]string{"ok", "ok", "connections_per_ip", "ok"}},
-		{128, []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2::3"}, []string{"ok", "ok", "ok"}},
+		{128, "", []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2::3"}, []string{"ok", "ok", "ok"}},
+		// A trusted proxy's connections are exempt and do not spend the
+		// share of the other hosts of its /64.
+		{64, "2001:db8:1:2::10/128", []string{"2001:db8:1:2::10", "2001:db8:1:2::10", "2001:db8:1:2::10", "2001:db8:1:2::20", "2001:db8:1:2::21", "2001:db8:1:2::22"},
+			[]string{"ok", "ok", "ok", "ok", "ok", "connections_per_ip"}},
 	} {
-		t.Run(fmt.Sprintf("/%d %s", tc.prefix, tc.offers[0]), func(t *testing.T) {
+		t.Run(fmt.Sprintf("/%d %s trusting %q", tc.prefix, tc.offers[0], tc.trusted), func(t *testing.T) {
 			ln := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
 			refused := make(chan string, len(tc.offers))
 			cfg := Config{MaxConnections: 100, MaxConnectionsPerIP: 2, ClientIPv6Prefix: tc.prefix}
+			if tc.trusted != "" {
+				cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix(tc.trusted)}
+			}
 			l := newConnLimiter(ln, cfg, false, func(b string) { refused <- b }, nil)
 			defer l.Close()
 			accepted := acceptAll(l)
