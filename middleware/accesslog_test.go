@@ -20,6 +20,7 @@ func TestAccessLog(t *testing.T) {
 		name       string
 		method     string
 		target     string
+		remote     string // "" for httptest's default
 		body       string
 		header     http.Header
 		handler    http.Handler
@@ -48,6 +49,15 @@ func TestAccessLog(t *testing.T) {
 			},
 		},
 		{
+			// The bounds count an IPv6 caller by its /64; the log shows
+			// the real caller.
+			name:   "an IPv6 caller is logged by its full address",
+			method: http.MethodGet, target: "/healthz", remote: "[2001:db8:1:2:aaaa::7]:443",
+			handler:    http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
+			wantStatus: http.StatusOK,
+			wantFields: map[string]any{"client_ip": "2001:db8:1:2:aaaa::7"},
+		},
+		{
 			name:   "refusal is logged with its code",
 			method: http.MethodGet, target: "/mcp/forgejo?access_token=" + canary,
 			handler:    mustNotRun(t),
@@ -66,8 +76,11 @@ func TestAccessLog(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			log := slog.New(slog.NewJSONHandler(&buf, nil))
-			chain := RequestID(ClientIP(nil)(AccessLog(log)(MCPPeek(Authenticate(passthrough, AuthOptions{})(tc.handler)))))
+			chain := RequestID(ClientIP(nil, 0)(AccessLog(log)(MCPPeek(Authenticate(passthrough, AuthOptions{})(tc.handler)))))
 			r := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
+			if tc.remote != "" {
+				r.RemoteAddr = tc.remote
+			}
 			for k, v := range tc.header {
 				r.Header[k] = v
 			}

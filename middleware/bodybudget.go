@@ -59,7 +59,7 @@ func (b *BodyBudget) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ip := RecordFromContext(r.Context()).ClientIP()
+		ip := RequestClientKey(r)
 		if r.ContentLength > 0 {
 			if r.ContentLength > b.opt.MaxPerIP {
 				// It could never fit: not a matter of waiting.

@@ -18,7 +18,7 @@ func TestBodyBudgetDeclared(t *testing.T) {
 	b := NewBodyBudget(BodyBudgetOptions{Max: 100, MaxPerIP: 60})
 	send := func(ip string, n int, next http.Handler) *httptest.ResponseRecorder {
 		r, rec := newReq(http.MethodPost, "/mcp", strings.NewReader(strings.Repeat("x", n)))
-		rec.clientIP = ip
+		setFrom(rec, ip)
 		w := httptest.NewRecorder()
 		b.Handler(next).ServeHTTP(w, r)
 		return w
@@ -51,6 +51,27 @@ func TestBodyBudgetDeclared(t *testing.T) {
 	}
 }
 
+// TestBodyBudgetIPv6Prefix: bodies from different addresses of one /64
+// share the address's share of body bytes; the next /64 has its own.
+func TestBodyBudgetIPv6Prefix(t *testing.T) {
+	b := NewBodyBudget(BodyBudgetOptions{Max: 1000, MaxPerIP: 60})
+	send := func(ip string, n int, next http.Handler) int {
+		r, rec := newReq(http.MethodPost, "/mcp", strings.NewReader(strings.Repeat("x", n)))
+		setFrom(rec, ip)
+		w := httptest.NewRecorder()
+		b.Handler(next).ServeHTTP(w, r)
+		return w.Code
+	}
+	send("2001:db8:1:2::1", 50, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		if code := send("2001:db8:1:2:ffff::2", 11, mustNotRun(t)); code != http.StatusTooManyRequests {
+			t.Errorf("another address of the /64 past the share: %d, want 429", code)
+		}
+		if code := send("2001:db8:1:3::1", 11, ok); code != http.StatusOK {
+			t.Errorf("the next /64: %d, want 200", code)
+		}
+	}))
+}
+
 // TestBodyBudgetUnknownLength: a chunked body reserves as it is read; when
 // the budget runs out its reader fails with a BodyBudgetError, which the
 // MCP peek answers 429 (the IP's share) with Retry-After.
@@ -59,7 +80,7 @@ func TestBodyBudgetUnknownLength(t *testing.T) {
 	chunked := func(n int) *http.Request {
 		r, rec := newReq(http.MethodPost, "/mcp", iotest.HalfReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+strings.Repeat(" ", n))))
 		r.ContentLength = -1
-		rec.clientIP = "192.0.2.1"
+		setFrom(rec, "192.0.2.1")
 		return r
 	}
 	w := httptest.NewRecorder()

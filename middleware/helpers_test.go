@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"testing"
 )
 
@@ -15,6 +16,10 @@ func newReq(method, target string, body io.Reader) (*http.Request, *Record) {
 	rec := &Record{requestID: "test-id"}
 	return r.WithContext(WithRecord(r.Context(), rec)), rec
 }
+
+// setFrom makes rec say the request came from ip, as ClientIP leaves it
+// with the default IPv6 prefix.
+func setFrom(rec *Record, ip string) { rec.setClient(netip.MustParseAddr(ip), DefaultIPv6Prefix) }
 
 // ok is a terminal handler that reads the body and answers 200 "ok".
 var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

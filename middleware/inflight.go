@@ -44,7 +44,7 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ip := RecordFromContext(r.Context()).ClientIP()
+		ip := RequestClientKey(r)
 		if b := f.t.acquire(ip, 1); b != withinBounds {
 			refuseBound(w, r, b, "in_flight", f.opt.Refused, "requests in flight")
 			return

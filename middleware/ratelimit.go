@@ -12,7 +12,9 @@ import (
 // Budgets are the per-caller request budgets: one for reads (every MCP
 // message that is not a write tool call), one for write tool calls, and a
 // per-IP ceiling on the calls made with credentials the gateway has not
-// verified (DESIGN §4 item 8).
+// verified (DESIGN §4 item 8). "Per IP" and "the client IP" are per
+// RequestClientKey: an IPv6 client by its prefix, so rotating addresses
+// inside it buys no fresh budget.
 type Budgets struct {
 	read, write, ipCeiling *httprate.RateLimiter
 	policies               Policies
@@ -68,7 +70,7 @@ func NewBudgets(p Policies, o BudgetOptions) *Budgets {
 func (b *Budgets) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := RecordFromContext(r.Context())
-		ipKey := "ip:" + rec.ClientIP()
+		ipKey := "ip:" + RequestClientKey(r)
 		call := rec.Call()
 		var pol ToolPolicy
 		known := false

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,7 +34,7 @@ func newCeilingRig(t *testing.T, read, write, ceiling int, counter func(string) 
 		ReadPerWindow: read, WritePerWindow: write, IPCeilingPerWindow: ceiling, Window: time.Minute, NewCounter: counter,
 		Rejected: func(budget string) { rig.mu.Lock(); rig.rejected = append(rig.rejected, budget); rig.mu.Unlock() },
 	})
-	rig.h = ClientIP(nil)(b.Handler(ok))
+	rig.h = ClientIP(nil, 0)(b.Handler(ok))
 	return rig
 }
 
@@ -41,7 +42,7 @@ func newCeilingRig(t *testing.T, read, write, ceiling int, counter func(string) 
 // ("" for a non-call message) with JSON-RPC id.
 func (rig *budgetRig) send(ip string, who *Principal, tool string, id string) *httptest.ResponseRecorder {
 	r, rec := newReq(http.MethodPost, "/mcp", nil)
-	r.RemoteAddr = ip + ":1234"
+	r.RemoteAddr = net.JoinHostPort(ip, "1234")
 	if tool != "" {
 		rec.SetCall(Call{Method: "tools/call", Tool: tool, ID: json.RawMessage(id)})
 	} else {
@@ -155,6 +156,23 @@ func TestBudgetKeys(t *testing.T) {
 		{"the IP ceiling is per IP",
 			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-1"), "forgejo_diff", "1").Code },
 			func(r *budgetRig) int { return r.send("192.0.2.2", NewPassthrough("fake-2"), "forgejo_diff", "1").Code }, http.StatusOK},
+		// One host rotating addresses inside its /64 is one client.
+		{"IPv6 addresses in one /64 share the IP's budget",
+			func(r *budgetRig) int { return r.send("2001:db8:1:2::a", nil, "public_read", "1").Code },
+			func(r *budgetRig) int { return r.send("2001:db8:1:2:ffff::b", nil, "public_read", "1").Code }, http.StatusTooManyRequests},
+		{"the next /64 is another client",
+			func(r *budgetRig) int { return r.send("2001:db8:1:2::a", nil, "public_read", "1").Code },
+			func(r *budgetRig) int { return r.send("2001:db8:1:3::a", nil, "public_read", "1").Code }, http.StatusOK},
+		{"made-up bearers from rotating IPv6 addresses meet one IP ceiling",
+			func(r *budgetRig) int {
+				return r.send("2001:db8:1:2::1", NewPassthrough("fake-1"), "forgejo_diff", "1").Code
+			},
+			func(r *budgetRig) int {
+				return r.send("2001:db8:1:2::2", NewPassthrough("fake-2"), "forgejo_diff", "1").Code
+			}, http.StatusTooManyRequests},
+		{"an IPv4-mapped address shares its IPv4 address's budget",
+			func(r *budgetRig) int { return r.send("192.0.2.1", nil, "public_read", "1").Code },
+			func(r *budgetRig) int { return r.send("::ffff:192.0.2.1", nil, "public_read", "1").Code }, http.StatusTooManyRequests},
 		{"a verified principal meets no IP ceiling",
 			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-1"), "forgejo_diff", "1").Code },
 			func(r *budgetRig) int { return r.send("192.0.2.1", alice, "forgejo_diff", "1").Code }, http.StatusOK},

@@ -7,6 +7,7 @@ package middleware
 import (
 	"context"
 	"encoding/json"
+	"net/netip"
 	"sync"
 )
 
@@ -18,7 +19,8 @@ import (
 type Record struct {
 	mu        sync.Mutex
 	requestID string
-	clientIP  string
+	clientIP  string // the full address, for logs
+	clientKey string // ClientKey of it, for the per-address bounds
 	call      Call
 	caller    string // hashed or opaque caller key, never a credential
 	outcome   string // "ok" or a stable error code
@@ -52,8 +54,23 @@ func RecordFromContext(ctx context.Context) *Record {
 // RequestID returns the request ID.
 func (r *Record) RequestID() string { r.mu.Lock(); defer r.mu.Unlock(); return r.requestID }
 
-// ClientIP returns the client address the budgets and logs use.
+// ClientIP returns the client's full address, as the access log shows it;
+// the per-address bounds count by ClientKey instead.
 func (r *Record) ClientIP() string { r.mu.Lock(); defer r.mu.Unlock(); return r.clientIP }
+
+// ClientKey returns the key the per-address bounds count the client under
+// (ClientKey of its address), or "" before ClientIP has run.
+func (r *Record) ClientKey() string { r.mu.Lock(); defer r.mu.Unlock(); return r.clientKey }
+
+// setClient records the client address a and its key; an invalid a
+// leaves both empty.
+func (r *Record) setClient(a netip.Addr, ipv6Prefix int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a.IsValid() {
+		r.clientIP, r.clientKey = a.Unmap().String(), ClientKey(a, ipv6Prefix)
+	}
+}
 
 // Call returns the peeked JSON-RPC call.
 func (r *Record) Call() Call { r.mu.Lock(); defer r.mu.Unlock(); return r.call }

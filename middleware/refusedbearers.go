@@ -48,7 +48,9 @@ func NewRefusedBearers(o BudgetOptions) *RefusedBearers {
 	}
 }
 
-func refusedKey(r *http.Request) string { return "ip:" + RecordFromContext(r.Context()).ClientIP() }
+// refusedKey counts refusals by the client address's key (an IPv6
+// address by its prefix), as the budgets do.
+func refusedKey(r *http.Request) string { return "ip:" + RequestClientKey(r) }
 
 // admit reports whether r's address may still have a bearer looked up; if
 // not, it has answered 429. A counter that cannot be read (Redis down)

@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -33,7 +34,8 @@ func TestRefusedBearers(t *testing.T) {
 		if bearer != "" {
 			req.Header.Set("Authorization", "Bearer "+bearer)
 		}
-		rec := &Record{clientIP: ip}
+		rec := &Record{}
+		setFrom(rec, ip)
 		req = req.WithContext(WithRecord(req.Context(), rec))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
@@ -87,5 +89,34 @@ func TestRefusedBearers(t *testing.T) {
 func TestRefusedBearersOff(t *testing.T) {
 	if NewRefusedBearers(BudgetOptions{Window: time.Minute}) != nil {
 		t.Fatal("a zero bound should give no limiter")
+	}
+}
+
+// TestRefusedBearersIPv6Prefix: a host rotating its address inside one
+// /64 for every made-up bearer has its allowance of refusals counted once
+// for the /64, so its lookups stop at the bound; the next /64 is another
+// address.
+func TestRefusedBearersIPv6Prefix(t *testing.T) {
+	lookups := 0
+	auth := AuthenticatorFunc(func(context.Context, string) (*Principal, error) { lookups++; return nil, ErrInvalidToken })
+	refused := NewRefusedBearers(BudgetOptions{RefusedBearersPerWindow: 3, Window: time.Minute})
+	h := Authenticate(auth, AuthOptions{Required: true, ResourceMetadataURL: "https://gw/.well-known/x", Refused: refused})(mustNotRun(t))
+	statuses := map[int]int{}
+	call := func(ip string, i int) int {
+		r, rec := newReq(http.MethodPost, "/mcp/documents", nil)
+		r.Header.Set("Authorization", fmt.Sprintf("Bearer made-up-%d", i))
+		setFrom(rec, ip)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	for i := range 20 {
+		statuses[call(fmt.Sprintf("2001:db8:1:2:%x::1", i+1), i)]++
+	}
+	if lookups != 3 || statuses[http.StatusUnauthorized] != 3 || statuses[http.StatusTooManyRequests] != 17 {
+		t.Fatalf("20 rotating addresses in one /64: %d lookups, statuses %v; want 3 lookups, 3×401 and 17×429", lookups, statuses)
+	}
+	if code := call("2001:db8:1:3::1", 99); code != http.StatusUnauthorized || lookups != 4 {
+		t.Fatalf("the next /64: %d after %d lookups, want its own 401 lookup", code, lookups)
 	}
 }

@@ -4,7 +4,8 @@ import "sync"
 
 // tally counts units of one resource held at once (requests in flight,
 // buffered body bytes), in all and per client IP, against two bounds. It
-// is the bookkeeping shared by InFlight and BodyBudget.
+// is the bookkeeping shared by InFlight and BodyBudget. "Per client IP"
+// is per RequestClientKey: an IPv6 client by its prefix.
 type tally struct {
 	max, maxPerIP int64
 	mu            sync.Mutex

@@ -38,6 +38,9 @@ func boundDefaults(cfg Config) Config {
 	if cfg.BodyBudgetPerIPBytes <= 0 {
 		cfg.BodyBudgetPerIPBytes = d.BodyBudgetPerIPBytes
 	}
+	if cfg.ClientIPv6Prefix <= 0 {
+		cfg.ClientIPv6Prefix = d.ClientIPv6Prefix
+	}
 	return cfg
 }
 

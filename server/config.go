@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 // Config is the gateway's whole configuration after defaults, the YAML
@@ -38,6 +39,11 @@ type Config struct {
 	MaxInFlightPerIP     int
 	BodyBudgetBytes      int64
 	BodyBudgetPerIPBytes int64
+	// ClientIPv6Prefix is how many leading bits of an IPv6 client address
+	// every per-address bound above, and every per-IP budget, counts it
+	// by: a host is usually given a whole /64 and picks addresses in it
+	// freely (middleware.ClientKey).
+	ClientIPv6Prefix int
 
 	ForgejoOrigin    *url.URL // nil: Forgejo tools answer upstream_unconfigured
 	ForgejoIOTimeout time.Duration
@@ -130,6 +136,7 @@ func Default() Config {
 		MaxInFlightPerIP:        64,
 		BodyBudgetBytes:         32 << 20,
 		BodyBudgetPerIPBytes:    8 << 20,
+		ClientIPv6Prefix:        middleware.DefaultIPv6Prefix,
 		ForgejoIOTimeout:        30 * time.Second,
 		GitHubAPIOrigin:         gh,
 		GitHubIOTimeout:         30 * time.Second,

@@ -46,6 +46,7 @@ func printConfig(w io.Writer, c *Config) error {
 		{"http.max_connections", fmt.Sprint(c.MaxConnections)}, {"http.max_connections_per_ip", fmt.Sprint(c.MaxConnectionsPerIP)},
 		{"http.max_in_flight", fmt.Sprint(c.MaxInFlight)}, {"http.max_in_flight_per_ip", fmt.Sprint(c.MaxInFlightPerIP)},
 		{"http.body_budget_bytes", fmt.Sprint(c.BodyBudgetBytes)}, {"http.body_budget_per_ip_bytes", fmt.Sprint(c.BodyBudgetPerIPBytes)},
+		{"http.client_ipv6_prefix", fmt.Sprint(c.ClientIPv6Prefix)},
 		{"forgejo.origin", origin(c.ForgejoOrigin, c.ForgejoOrigin == nil)},
 		{"forgejo.io_timeout", c.ForgejoIOTimeout.String()},
 		{"forgejo.token", set(c.ForgejoToken)}, {"forgejo.token_file", orNone(c.ForgejoTokenFile)},

@@ -10,10 +10,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 // connLimiter bounds the open connections of the API listener: in all and
-// per client address (the TCP peer). Hundreds of connections each holding
+// per client address (the TCP peer, counted by middleware.ClientKey: an
+// IPv6 peer by its http.client_ipv6_prefix, so one host's addresses share
+// one bound). Hundreds of connections each holding
 // a slow request made the gateway hold hundreds of megabytes (issue 13).
 // Past the total bound the connection idle the longest (a keep-alive
 // between requests, or one that has sent nothing yet) is closed to make
@@ -23,10 +27,13 @@ import (
 //
 // A trusted proxy's address is exempt from the per-address bound: it
 // carries many clients, whose own bounds are the per-IP bounds on requests
-// in flight and body bytes, which see the forwarded address.
+// in flight and body bytes, which see the forwarded address. Its
+// connections are not counted in its key either, so they do not spend the
+// share of the other hosts of its IPv6 prefix.
 type connLimiter struct {
 	net.Listener
 	max, maxPerIP int
+	ipv6Prefix    int
 	exempt        func(netip.Addr) bool
 	plain         bool // answer refusals with an HTTP 503 (not on TLS)
 	refused       func(bound string)
@@ -34,7 +41,7 @@ type connLimiter struct {
 
 	mu    sync.Mutex
 	open  map[*limitedConn]struct{}
-	perIP map[netip.Addr]int
+	perIP map[string]int // by client key; exempt connections not counted
 	// answering counts refused connections still being answered; past
 	// maxAnswering they are closed at once, so a flood of connections
 	// cannot pile up answering goroutines.
@@ -46,8 +53,9 @@ const maxAnswering = 64
 // limitedConn is one counted connection.
 type limitedConn struct {
 	net.Conn
-	l  *connLimiter
-	ip netip.Addr
+	l      *connLimiter
+	key    string // the client key its address counts under
+	exempt bool   // a trusted proxy's: not counted under key
 	// idleSince is when the connection last became idle (or was accepted);
 	// zero while a request is being served. Guarded by l.mu.
 	idleSince time.Time
@@ -56,7 +64,7 @@ type limitedConn struct {
 
 func newConnLimiter(ln net.Listener, cfg Config, plain bool, refused func(string), idleClosed func()) *connLimiter {
 	return &connLimiter{
-		Listener: ln, max: cfg.MaxConnections, maxPerIP: cfg.MaxConnectionsPerIP,
+		Listener: ln, max: cfg.MaxConnections, maxPerIP: cfg.MaxConnectionsPerIP, ipv6Prefix: cfg.ClientIPv6Prefix,
 		exempt: func(a netip.Addr) bool {
 			for _, p := range cfg.TrustedProxies {
 				if p.Contains(a) {
@@ -66,7 +74,7 @@ func newConnLimiter(ln net.Listener, cfg Config, plain bool, refused func(string
 			return false
 		},
 		plain: plain, refused: refused, idleClosed: idleClosed,
-		open: map[*limitedConn]struct{}{}, perIP: map[netip.Addr]int{},
+		open: map[*limitedConn]struct{}{}, perIP: map[string]int{},
 	}
 }
 
@@ -104,7 +112,9 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 func (l *connLimiter) admit(c net.Conn, ip netip.Addr) (*limitedConn, *limitedConn, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.exempt(ip) && l.perIP[ip] >= l.maxPerIP {
+	key := middleware.ClientKey(ip, l.ipv6Prefix)
+	exempt := l.exempt(ip)
+	if !exempt && l.perIP[key] >= l.maxPerIP {
 		return nil, nil, "connections_per_ip"
 	}
 	var victim *limitedConn
@@ -121,9 +131,11 @@ func (l *connLimiter) admit(c net.Conn, ip netip.Addr) (*limitedConn, *limitedCo
 		// the victim's Close runs.
 		l.forget(victim)
 	}
-	lc := &limitedConn{Conn: c, l: l, ip: ip, idleSince: time.Now()}
+	lc := &limitedConn{Conn: c, l: l, key: key, exempt: exempt, idleSince: time.Now()}
 	l.open[lc] = struct{}{}
-	l.perIP[ip]++
+	if !exempt {
+		l.perIP[key]++
+	}
 	return lc, victim, ""
 }
 
@@ -133,8 +145,11 @@ func (l *connLimiter) forget(c *limitedConn) {
 		return
 	}
 	delete(l.open, c)
-	if l.perIP[c.ip]--; l.perIP[c.ip] <= 0 {
-		delete(l.perIP, c.ip)
+	if c.exempt {
+		return // never counted under its key
+	}
+	if l.perIP[c.key]--; l.perIP[c.key] <= 0 {
+		delete(l.perIP, c.key)
 	}
 }
 

@@ -2,10 +2,12 @@ package server
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,6 +33,22 @@ func answered(t *testing.T, c net.Conn) bool {
 	return strings.HasPrefix(line, "HTTP/1.1 503")
 }
 
+// acceptAll accepts l's connections until it is closed, handing each to
+// the channel it returns.
+func acceptAll(l *connLimiter) <-chan net.Conn {
+	accepted := make(chan net.Conn, 10)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	return accepted
+}
+
 // TestConnLimiter: with 1 connection per address and 2 in all, the
 // second connection of an address is refused 503; another address fills
 // the total; past it a new connection is refused while none is idle, and
@@ -46,16 +64,7 @@ func TestConnLimiter(t *testing.T) {
 	cfg := Config{MaxConnections: 2, MaxConnectionsPerIP: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.9/32")}}
 	l := newConnLimiter(ln, cfg, true, func(b string) { refused = append(refused, b) }, func() { idleClosed++ })
 	defer l.Close()
-	accepted := make(chan net.Conn, 10)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
+	accepted := acceptAll(l)
 	next := func() net.Conn {
 		select {
 		case c := <-accepted:
@@ -115,9 +124,91 @@ func TestConnLimiter(t *testing.T) {
 	dialFrom(t, "127.0.0.9", addr)
 	next()
 	l.mu.Lock()
-	proxied := l.perIP[netip.MustParseAddr("127.0.0.9")]
+	proxied := l.perIP["127.0.0.9"]
 	l.mu.Unlock()
-	if proxied != 2 {
-		t.Fatalf("trusted proxy connections %d", proxied)
+	if proxied != 0 {
+		t.Fatalf("the trusted proxy's connections are counted against its address: %d", proxied)
+	}
+}
+
+// pipeListener hands out the connections offered to it, each saying it
+// comes from the address it was offered with: one test plays any IPv6
+// client, which loopback sockets cannot (::1 is the only one).
+type pipeListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error { l.once.Do(func() { close(l.closed) }); return nil }
+
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv6loopback} }
+
+// fromConn is a pipe end whose peer is remote.
+type fromConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c fromConn) RemoteAddr() net.Addr { return c.remote }
+
+// TestConnLimiterIPv6Prefix: the connections of one /64 share the
+// per-address bound whatever addresses inside it they come from; the next
+// /64 has its own; IPv4 counts exactly; at prefix 128 each IPv6 address
+// is its own client.
+func TestConnLimiterIPv6Prefix(t *testing.T) {
+	for _, tc := range []struct {
+		prefix  int
+		trusted string // a trusted proxy, "" for none
+		offers  []string
+		want    []string // "ok" or the refusing bound, per offer
+	}{
+		{64, "", []string{"2001:db8:1:2::1", "2001:db8:1:2:ffff::2", "2001:db8:1:2:aaaa::3", "2001:db8:1:3::1"},
+			[]string{"ok", "ok", "connections_per_ip", "ok"}},
+		{64, "", []string{"127.0.0.5", "127.0.0.6", "127.0.0.5", "127.0.0.5"}, []string{"ok", "ok", "ok", "connections_per_ip"}},
+		{48, "", []string{"2001:db8:1:2::1", "2001:db8:1:3::1", "2001:db8:1:4::1", "2001:db8:2::1"},
+			[]string{"ok", "ok", "connections_per_ip", "ok"}},
+		{128, "", []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2::3"}, []string{"ok", "ok", "ok"}},
+		// A trusted proxy's connections are exempt and do not spend the
+		// share of the other hosts of its /64.
+		{64, "2001:db8:1:2::10/128", []string{"2001:db8:1:2::10", "2001:db8:1:2::10", "2001:db8:1:2::10", "2001:db8:1:2::20", "2001:db8:1:2::21", "2001:db8:1:2::22"},
+			[]string{"ok", "ok", "ok", "ok", "ok", "connections_per_ip"}},
+	} {
+		t.Run(fmt.Sprintf("/%d %s trusting %q", tc.prefix, tc.offers[0], tc.trusted), func(t *testing.T) {
+			ln := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+			refused := make(chan string, len(tc.offers))
+			cfg := Config{MaxConnections: 100, MaxConnectionsPerIP: 2, ClientIPv6Prefix: tc.prefix}
+			if tc.trusted != "" {
+				cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix(tc.trusted)}
+			}
+			l := newConnLimiter(ln, cfg, false, func(b string) { refused <- b }, nil)
+			defer l.Close()
+			accepted := acceptAll(l)
+			for i, addr := range tc.offers {
+				mine, theirs := net.Pipe()
+				t.Cleanup(func() { mine.Close(); theirs.Close() })
+				ln.conns <- fromConn{Conn: mine, remote: &net.TCPAddr{IP: net.ParseIP(addr), Port: 40000 + i}}
+				got := ""
+				select {
+				case <-accepted:
+					got = "ok"
+				case got = <-refused:
+				case <-time.After(5 * time.Second):
+					t.Fatalf("connection %d from %s neither accepted nor refused", i, addr)
+				}
+				if got != tc.want[i] {
+					t.Errorf("connection %d from %s: %s, want %s", i, addr, got, tc.want[i])
+				}
+			}
+		})
 	}
 }

@@ -69,6 +69,7 @@ func TestLoadZeroConfig(t *testing.T) {
 		{"tls.cert_file", c.TLSCertFile, ""},
 		{"tls.key_file", c.TLSKeyFile, ""},
 		{"trusted_proxies", len(c.TrustedProxies), 0},
+		{"http.client_ipv6_prefix", c.ClientIPv6Prefix, 64},
 		{"log.level", c.LogLevel, "info"},
 		{"forgejo.io_timeout", c.ForgejoIOTimeout, 30 * time.Second},
 		{"ratelimit.read_per_minute", c.ReadPerMinute, 600},
@@ -188,6 +189,16 @@ func TestLoadDerivedAndParsed(t *testing.T) {
 			}
 			if !slices.Equal(c.TrustedProxies, want) {
 				t.Fatal(c.TrustedProxies)
+			}
+		}},
+		{"client IPv6 prefix", nil, map[string]string{"AGENT_GATEWAY_HTTP_CLIENT_IPV6_PREFIX": "56"}, func(t *testing.T, c Config) {
+			if c.ClientIPv6Prefix != 56 {
+				t.Fatal(c.ClientIPv6Prefix)
+			}
+		}},
+		{"client IPv6 prefix at its bounds", []string{"--config", writeFile(t, "p.yaml", "http:\n  client_ipv6_prefix: 128\n")}, nil, func(t *testing.T, c Config) {
+			if c.ClientIPv6Prefix != 128 {
+				t.Fatal(c.ClientIPv6Prefix)
 			}
 		}},
 		{"allowed origins", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "https://a.example, http://localhost:5173/"}, func(t *testing.T, c Config) {
@@ -320,6 +331,13 @@ func TestLoadProblems(t *testing.T) {
 		{"plain http origin", "", nil, map[string]string{"AGENT_GATEWAY_GITHUB_API_ORIGIN": "http://api.github.com"}, []string{"github.api_origin ("}},
 		{"public_url with query", "", []string{"--public-url", "https://gw.example/?x=1"}, nil, []string{"public_url (--public-url)"}},
 		{"bad trusted proxy", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, example.com"}, []string{"trusted_proxies ("}},
+		// Fail closed: a catch-all would let any caller forge its address.
+		{"trusted proxies: every IPv4 address", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "0.0.0.0/0"}, []string{"trusted_proxies (AGENT_GATEWAY_TRUSTED_PROXIES): \"0.0.0.0/0\" trusts every address"}},
+		{"trusted proxies: every IPv6 address beside a good one", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, ::/0"}, []string{"trusted_proxies (AGENT_GATEWAY_TRUSTED_PROXIES): \"::/0\" trusts every address"}},
+		{"trusted proxies: a length-0 prefix of another address", "trusted_proxies: [\"10.1.2.3/0\"]\n", nil, nil, []string{"trusted_proxies ("}},
+		{"client IPv6 prefix too short", "", nil, map[string]string{"AGENT_GATEWAY_HTTP_CLIENT_IPV6_PREFIX": "16"}, []string{"http.client_ipv6_prefix (AGENT_GATEWAY_HTTP_CLIENT_IPV6_PREFIX): want a prefix length from 32 to 128"}},
+		{"client IPv6 prefix too long", "http:\n  client_ipv6_prefix: 129\n", nil, nil, []string{"http.client_ipv6_prefix ("}},
+		{"client IPv6 prefix not a number", "", nil, map[string]string{"AGENT_GATEWAY_HTTP_CLIENT_IPV6_PREFIX": "/64"}, []string{"http.client_ipv6_prefix ("}},
 		{"bad allowed origin", "", nil, map[string]string{"AGENT_GATEWAY_ALLOWED_ORIGINS": "gw.example"}, []string{"allowed_origins ("}},
 		{"client metadata host with a scheme", "", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_HOSTS": "clients.example, https://x.example"}, []string{"oauth.client_metadata_hosts ("}},
 		{"client metadata host with a wildcard", "", nil, map[string]string{"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_HOSTS": "*.example"}, []string{"oauth.client_metadata_hosts ("}},

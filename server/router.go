@@ -26,8 +26,9 @@ func (g *Gateway) Handler() http.Handler {
 	// Request ID next, so every later log line and refusal names the request.
 	r.Use(middleware.RequestID)
 	// The client address is settled once, from trusted proxies only, before
-	// anything logs or budgets on it.
-	r.Use(middleware.ClientIP(g.cfg.TrustedProxies))
+	// anything logs or budgets on it; with it the one key every
+	// per-address bound counts by (an IPv6 client by its prefix).
+	r.Use(middleware.ClientIP(g.cfg.TrustedProxies, g.cfg.ClientIPv6Prefix))
 	// The access log wraps recovery (DESIGN lists recovery first): a
 	// recovered panic then still gets its access line, with status 500.
 	r.Use(middleware.AccessLog(g.log))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -90,6 +91,14 @@ var settings = []setting{
 	{key: "http.max_in_flight_per_ip", help: "requests being served at once for one client IP; past it 429 with Retry-After", set: positiveInt(func(c *Config) *int { return &c.MaxInFlightPerIP })},
 	{key: "http.body_budget_bytes", help: "request-body bytes buffered at once by all requests; past it 503 with Retry-After", set: positiveInt(func(c *Config) *int64 { return &c.BodyBudgetBytes })},
 	{key: "http.body_budget_per_ip_bytes", help: "request-body bytes buffered at once for one client IP; past it 429 with Retry-After", set: positiveInt(func(c *Config) *int64 { return &c.BodyBudgetPerIPBytes })},
+	{key: "http.client_ipv6_prefix", help: fmt.Sprintf("leading bits of an IPv6 client address that every per-address bound and per-IP budget counts it by (IPv4 counts exactly), %d to 128", middleware.MinIPv6Prefix), set: func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < middleware.MinIPv6Prefix || n > 128 {
+			return fmt.Errorf("want a prefix length from %d to 128 (one host usually holds a /64)", middleware.MinIPv6Prefix)
+		}
+		c.ClientIPv6Prefix = n
+		return nil
+	}},
 	{key: "http.write_timeout", help: "longest time one write to a client may block; per write, not a deadline on the whole response (a diff page takes as long as its upstream makes progress)", set: durationSetter(func(c *Config) *time.Duration { return &c.WriteTimeout })},
 	{key: "forgejo.origin", flag: "forgejo-origin", help: "Forgejo origin, https:// (http:// only on loopback)", set: originSetter(func(c *Config) **url.URL { return &c.ForgejoOrigin })},
 	{key: "forgejo.io_timeout", help: "per-request I/O timeout towards Forgejo (each wait for progress)", set: durationSetter(func(c *Config) *time.Duration { return &c.ForgejoIOTimeout })},
@@ -167,6 +176,11 @@ var settings = []setting{
 					return fmt.Errorf("%q is not an IP or CIDR", part)
 				}
 				p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+			}
+			if p.Bits() == 0 {
+				// Fail closed: with it any caller sets its own client
+				// address, and with it its budgets and shares.
+				return fmt.Errorf("%q trusts every address, so any caller could forge X-Forwarded-For and pick its own client address and budgets; list only your proxies' addresses", part)
 			}
 			c.TrustedProxies = append(c.TrustedProxies, p.Masked())
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-chi/httprate"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 // A fetch of a client metadata document is an outbound request a caller
@@ -103,13 +105,12 @@ func (droppedHeaders) WriteHeader(int)             {}
 // made for.
 type fetchAddressKey struct{}
 
-// withFetchAddress notes r's client address (clientIPKey, the key of the
-// per-address limits) in its context: fosite calls the storage, which
+// withFetchAddress notes r's client address (middleware.RequestClientKey, the key of
+// every per-address bound) in its context: fosite calls the storage, which
 // looks documents up, with the request's context only.
 func withFetchAddress(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ip, _ := clientIPKey(r)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fetchAddressKey{}, ip)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fetchAddressKey{}, middleware.RequestClientKey(r))))
 	})
 }
 

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-chi/httprate"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 // The two endpoints anyone may call that make the gateway store something
@@ -49,8 +51,9 @@ func (s *Server) perAddress(endpoint limitEndpoint, perMinute int, refuse http.H
 	lim := httprate.NewRateLimiter(perMinute, time.Minute, opts...)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ip, _ := clientIPKey(r)
-			if lim.OnLimit(w, r, string(endpoint)+":"+ip) {
+			// The one client key of every per-address bound: an IPv6
+			// caller by its prefix (http.client_ipv6_prefix).
+			if lim.OnLimit(w, r, string(endpoint)+":"+middleware.RequestClientKey(r)) {
 				if w.Header().Get("Retry-After") == "" {
 					w.Header().Set("Retry-After", strconv.Itoa(1))
 				}

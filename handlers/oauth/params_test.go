@@ -88,30 +88,45 @@ func TestKnownParams(t *testing.T) {
 	}
 }
 
-// TestClientIPKey: the per-address limits key on the settled client
-// address, an IPv6 one by its /64 (one host holds the whole /64, so
-// rotating within it must not buy a fresh limit).
-func TestClientIPKey(t *testing.T) {
+// TestPerAddressLimitsKeyByPrefix: /oauth/register and /oauth/authorize
+// count a caller by the one client key of every per-address bound: an
+// IPv6 address by the configured prefix (default /64), so rotating inside
+// it buys no fresh limit, IPv4 exactly, an IPv4-mapped address as IPv4.
+func TestPerAddressLimitsKeyByPrefix(t *testing.T) {
 	trusted := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
-	for _, tc := range []struct{ remote, xff, want string }{
-		{"192.0.2.7:1234", "", "192.0.2.7"},
-		{"[2001:db8:1:2:aaaa::1]:1234", "", "2001:db8:1:2::"},
-		{"127.0.0.1:1234", "2001:db8:1:2:ffff::9", "2001:db8:1:2::"},
-		{"127.0.0.1:1234", "198.18.0.5", "198.18.0.5"},
-		{"192.0.2.7:1234", "198.18.0.5", "192.0.2.7"}, // untrusted peer: its header is ignored
+	for _, tc := range []struct {
+		name          string
+		prefix        int
+		first, second string // X-Forwarded-For of two requests through the trusted proxy
+		shared        bool
+	}{
+		{"one /64 at the default prefix", 0, "2001:db8:1:2::a", "2001:db8:1:2:ffff::b", true},
+		{"the next /64 at the default prefix", 0, "2001:db8:1:2::a", "2001:db8:1:3::a", false},
+		{"two /64s of one /48 at prefix 48", 48, "2001:db8:1:2::a", "2001:db8:1:3::a", true},
+		{"two /48s at prefix 48", 48, "2001:db8:1:2::a", "2001:db8:2:2::a", false},
+		{"two addresses of one /64 at prefix 128", 128, "2001:db8:1:2::a", "2001:db8:1:2::b", false},
+		{"IPv4 exactly", 48, "198.18.0.5", "198.18.0.6", false},
+		{"an IPv4-mapped address as its IPv4 address", 0, "198.18.0.5", "::ffff:198.18.0.5", true},
 	} {
-		var got string
-		h := middleware.RequestID(middleware.ClientIP(trusted)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-			got, _ = clientIPKey(r)
-		})))
-		r := httptest.NewRequest(http.MethodGet, "/oauth/authorize", nil)
-		r.RemoteAddr = tc.remote
-		if tc.xff != "" {
-			r.Header.Set("X-Forwarded-For", tc.xff)
-		}
-		h.ServeHTTP(httptest.NewRecorder(), r)
-		if got != tc.want {
-			t.Errorf("%s via %q: key %q, want %q", tc.remote, tc.xff, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(Config{Issuer: "https://gw.example"})
+			limit := s.perAddress(limitRegister, 1, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
+			h := middleware.RequestID(middleware.ClientIP(trusted, tc.prefix)(limit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))))
+			send := func(xff string) int {
+				r := httptest.NewRequest(http.MethodPost, "/oauth/register", nil)
+				r.RemoteAddr = "127.0.0.1:1234"
+				r.Header.Set("X-Forwarded-For", xff)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				return w.Code
+			}
+			if code := send(tc.first); code != http.StatusOK {
+				t.Fatalf("first request: %d", code)
+			}
+			want := map[bool]int{true: http.StatusTooManyRequests, false: http.StatusOK}[tc.shared]
+			if code := send(tc.second); code != want {
+				t.Fatalf("second request from %s after %s: %d, want %d", tc.second, tc.first, code, want)
+			}
+		})
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -30,7 +29,6 @@ import (
 	"github.com/ory/fosite"
 	"github.com/ory/fosite/compose"
 
-	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 )
 
@@ -212,21 +210,6 @@ const strictCSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; 
 // maxBodyBytes bounds every OAuth request body: forms and registration
 // documents are small.
 const maxBodyBytes = 64 << 10
-
-// clientIPKey keys the per-address limits on the client address the
-// ClientIP middleware settled (trusted proxies only), or the TCP peer
-// without it; an IPv6 address counts by its /64, which one host usually
-// holds whole.
-func clientIPKey(r *http.Request) (string, error) {
-	if ip := middleware.RecordFromContext(r.Context()).ClientIP(); ip != "" {
-		return httprate.CanonicalizeIP(ip), nil
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return httprate.CanonicalizeIP(host), nil
-}
 
 // unconfiguredMessage is what every endpoint says without an identity
 // provider.

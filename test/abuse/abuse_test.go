@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"regexp"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -15,7 +16,12 @@ func TestRunReportsAbuse(t *testing.T) {
 		t.Skip("builds the gateway binary")
 	}
 	var out bytes.Buffer
-	if err := run(&out, options{baseline: time.Second, attack: 3 * time.Second, slowConns: 60, floodCap: 300, interval: 200 * time.Millisecond}); err != nil {
+	// Small bounds for the IPv6 attacker to meet in a brief run: an IP
+	// ceiling above the legitimate diff caller's calls (one each 200 ms
+	// for 4 s), and few refused bearers (legitimate callers send none).
+	o := options{baseline: time.Second, attack: 3 * time.Second, slowConns: 60, floodCap: 300, interval: 200 * time.Millisecond,
+		gatewayEnv: []string{"AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE=25", "AGENT_GATEWAY_RATELIMIT_REFUSED_BEARERS_PER_MINUTE=10"}}
+	if err := run(&out, o); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	report := out.String()
@@ -35,5 +41,16 @@ func TestRunReportsAbuse(t *testing.T) {
 		if !regexp.MustCompile(row).MatchString(report) {
 			t.Errorf("no line matching %s in:\n%s", row, report)
 		}
+	}
+	// The IPv6 attacker's rotating addresses are one client: however many
+	// requests it managed, no more got through than the /64's bounds.
+	m := regexp.MustCompile(`IPv6 rotation from 2001:db8:6666:1::/64 .*, ([0-9]+) of them reached Forgejo .*ip_ceiling_per_minute ([0-9]+) per /64\); ` +
+		`made-up gateway bearers .*, ([0-9]+) store lookups .*refused_bearers_per_minute ([0-9]+) per /64\)`).FindStringSubmatch(report)
+	if m == nil {
+		t.Fatalf("no IPv6 rotation line in:\n%s", report)
+	}
+	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
+	if n(m[1]) > n(m[2]) || n(m[3]) > n(m[4]) {
+		t.Errorf("the IPv6 attacker got %s bearers to Forgejo (ceiling %s) and %s store lookups (bound %s)", m[1], m[2], m[3], m[4])
 	}
 }

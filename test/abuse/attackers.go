@@ -40,6 +40,13 @@ func (c *statusCount) add(k string) {
 	c.m[k]++
 }
 
+// count is the number of answers counted under k.
+func (c *statusCount) count(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
 func (c *statusCount) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -62,9 +69,9 @@ type attackReport struct {
 	registeredClient                          string
 }
 
-// attackerClient sends from attackerSource.
-func attackerClient() *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(attackerSource)}, Timeout: 5 * time.Second}
+// clientFrom sends from the loopback address source.
+func clientFrom(source string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}, Timeout: 5 * time.Second}
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 16},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
@@ -75,7 +82,7 @@ func runAttack(ctx context.Context, s *stack, phase time.Duration, slowConns, fl
 	rep := &attackReport{}
 	ctx, cancel := context.WithTimeout(ctx, phase)
 	defer cancel()
-	client := attackerClient()
+	client := clientFrom(attackerSource)
 	addr := strings.TrimPrefix(s.url, "http://")
 	rep.registeredClient = registerClient(client, s.url, 0)
 	var wg sync.WaitGroup
@@ -92,27 +99,7 @@ func runAttack(ctx context.Context, s *stack, phase time.Duration, slowConns, fl
 		}
 	})
 	flood := func(workers int, counts *statusCount, req func(i int) *http.Request) {
-		for range workers {
-			wg.Go(func() {
-				for ctx.Err() == nil {
-					i := int(counts.n.Add(1))
-					if i > floodCap {
-						return
-					}
-					r := req(i).WithContext(ctx)
-					resp, err := client.Do(r)
-					if err != nil {
-						if ctx.Err() == nil {
-							counts.add("error")
-						}
-						continue
-					}
-					_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-					resp.Body.Close()
-					counts.add(fmt.Sprint(resp.StatusCode))
-				}
-			})
-		}
+		floodWith(ctx, &wg, client, workers, floodCap, counts, req)
 	}
 	junk := url.Values{}
 	for i := range 15 {
@@ -147,6 +134,31 @@ func runAttack(ctx context.Context, s *stack, phase time.Duration, slowConns, fl
 	flood(1, &rep.hugeMethods, func(int) *http.Request { return mcpRequest(s.url+"/mcp/forgejo", huge, "") })
 	wg.Wait()
 	return rep
+}
+
+// floodWith starts workers on wg that send req(i) with client until ctx
+// ends or limit requests are sent, counting the answers in counts.
+func floodWith(ctx context.Context, wg *sync.WaitGroup, client *http.Client, workers, limit int, counts *statusCount, req func(i int) *http.Request) {
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(counts.n.Add(1))
+				if i > limit {
+					return
+				}
+				resp, err := client.Do(req(i).WithContext(ctx))
+				if err != nil {
+					if ctx.Err() == nil {
+						counts.add("error")
+					}
+					continue
+				}
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				resp.Body.Close()
+				counts.add(fmt.Sprint(resp.StatusCode))
+			}
+		})
+	}
 }
 
 func mcpRequest(u, body, bearer string) *http.Request {

@@ -9,7 +9,8 @@
 // rate and p99 before and during the attack, the gateway's peak resident
 // memory, the log bytes written, the upstream requests made for the
 // attacker (counted at the Forgejo emulator) and the rows added to the
-// store.
+// store. Beside it, an IPv6 host rotates addresses inside its /64 through
+// a trusted loopback proxy with made-up bearers (ipv6.go).
 //
 //	go run ./test/abuse                          # 5 s baseline, 20 s attack, 300 slow bodies
 //	go run ./test/abuse -attack 60s -slow-conns 500
@@ -104,6 +105,8 @@ func run(out io.Writer, o options) error {
 	var rep *attackReport
 	var attacking sync.WaitGroup
 	attacking.Go(func() { rep = runAttack(ctx, s, o.attack, o.slowConns, o.floodCap) })
+	var v6 *ipv6Report
+	attacking.Go(func() { v6 = runIPv6Attack(ctx, s, o.attack, o.floodCap) })
 	during := runLegit(ctx, s, o.attack, o.interval)
 	attacking.Wait()
 	close(stopSampling)
@@ -141,6 +144,7 @@ func run(out io.Writer, o options) error {
 	fmt.Fprintln(out, cimdRow(s, o.gatewayEnv, o.attack))
 	fmt.Fprintf(out, "\nAttack outcomes: slow bodies %s (+%d waves of %d); /oauth/authorize %s; /oauth/register %s; made-up bearers %s; huge methods %s; client metadata token/revoke %s\n",
 		slowString(rep), rep.slowWaves, max(1, o.slowConns/6), rep.authorize.String(), rep.register.String(), rep.bearers.String(), rep.hugeMethods.String(), rep.cimd.String())
+	fmt.Fprintln(out, v6.line(s))
 	for _, st := range []*legitStats{before, during} {
 		if len(st.failures) > 0 {
 			fmt.Fprintf(out, "Legitimate failures: %v\n", st.failures)

@@ -108,6 +108,8 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 		"AGENT_GATEWAY_OIDC_ISSUER=" + s.idp.Issuer(),
 		"AGENT_GATEWAY_OIDC_CLIENT_ID=gw",
 		"AGENT_GATEWAY_OIDC_CLIENT_SECRET=gw-secret",
+		// The IPv6 attacker's proxy (ipv6.go); no other caller uses it.
+		"AGENT_GATEWAY_TRUSTED_PROXIES=" + ipv6Proxy,
 	}
 	env = append(env, s.metadata.env()...)
 	// The project, its document and a gateway token, as an operator makes

@@ -59,14 +59,15 @@ func TestHostileLoadGatewayTokensNotForwarded(t *testing.T) {
 }
 
 // madeUpBearers sends n calls of body to each endpoint URL in turn, each
-// with a fresh made-up bearer, and returns the statuses seen.
-func madeUpBearers(t *testing.T, urls []string, body string, n int, headers map[string]string) map[int]int {
+// with a fresh made-up bearer, and returns the statuses seen. from, if
+// set, gives call i's X-Forwarded-For (the gateway must trust loopback).
+func madeUpBearers(t *testing.T, urls []string, body string, n int, from func(i int) string) map[int]int {
 	t.Helper()
 	statuses := map[int]int{}
 	for i := range n {
 		h := map[string]string{"Authorization": "Bearer fake-" + randomHex(t)}
-		for k, v := range headers {
-			h[k] = v
+		if from != nil {
+			h["X-Forwarded-For"] = from(i)
 		}
 		resp, out := postRPC(t, urls[i%len(urls)]+"/mcp/forgejo", body, h)
 		statuses[resp.StatusCode]++
@@ -92,29 +93,50 @@ func bearersSeen(emu interface{ Requests() []forgejoemu.Recorded }) int {
 // not an identity. With a read budget of 5, twenty anonymous-tool calls
 // each carrying a fresh made-up bearer get five answers and fifteen 429s;
 // with an IP ceiling of 5, twenty authenticated-tool calls with fresh
-// bearers send only five of them to Forgejo.
+// bearers send only five of them to Forgejo. The same holds when each
+// call comes from another address of one IPv6 /64 (through a trusted
+// proxy), while a caller from the next /64 is still served.
 func TestHostileLoadMadeUpBearers(t *testing.T) {
-	st := startForgejoStack(t, map[string]string{
-		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE":       "5",
-		"AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE": "5",
-	})
-	d := st.demo
-	search := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_repositories","arguments":{"q":"gateway"}}}`
-	if got := madeUpBearers(t, []string{st.gw.URL}, search, 20, nil); got[200] != 5 || got[429] != 15 {
-		t.Fatalf("anonymous tool with made-up bearers: %v, want 5×200 and 15×429", got)
-	}
-	// A fresh gateway (fresh budgets) for the authenticated tools.
-	st = startForgejoStack(t, map[string]string{
-		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE":       "100",
-		"AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE": "5",
-	})
-	st.emu.ResetRequests()
-	diff := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PrivateRepo + `","index":1}}}`
-	if got := madeUpBearers(t, []string{st.gw.URL}, diff, 20, nil); got[200] != 5 || got[429] != 15 {
-		t.Fatalf("authenticated tool with made-up bearers: %v, want 5 answered and 15×429", got)
-	}
-	if n := bearersSeen(st.emu); n != 5 {
-		t.Fatalf("Forgejo saw %d made-up bearers, want 5", n)
+	v6 := rotating(t)
+	for _, tc := range []struct {
+		name  string
+		proxy bool               // loopback is a trusted proxy, the caller's address in X-Forwarded-For
+		from  func(i int) string // nil: loopback itself
+		other string             // an address outside the caller's prefix, "" for none
+	}{
+		{"one address", false, nil, ""},
+		{"IPv6 addresses rotating in one /64", true, v6, nextSlash64(v6(0))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := func(read string) map[string]string {
+				e := map[string]string{"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE": read, "AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE": "5"}
+				if tc.proxy {
+					e = behindProxy(e)
+				}
+				return e
+			}
+			st := startForgejoStack(t, env("5"))
+			d := st.demo
+			search := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_repositories","arguments":{"q":"gateway"}}}`
+			if got := madeUpBearers(t, []string{st.gw.URL}, search, 20, tc.from); got[200] != 5 || got[429] != 15 {
+				t.Fatalf("anonymous tool with made-up bearers: %v, want 5×200 and 15×429", got)
+			}
+			if tc.other != "" {
+				if got := madeUpBearers(t, []string{st.gw.URL}, search, 1, func(int) string { return tc.other }); got[200] != 1 {
+					t.Fatalf("a caller from %s: %v, want 200", tc.other, got)
+				}
+			}
+			// A fresh gateway (fresh budgets) for the authenticated tools.
+			st = startForgejoStack(t, env("100"))
+			st.emu.ResetRequests()
+			diff := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PrivateRepo + `","index":1}}}`
+			if got := madeUpBearers(t, []string{st.gw.URL}, diff, 20, tc.from); got[200] != 5 || got[429] != 15 {
+				t.Fatalf("authenticated tool with made-up bearers: %v, want 5 answered and 15×429", got)
+			}
+			if n := bearersSeen(st.emu); n != 5 {
+				t.Fatalf("Forgejo saw %d made-up bearers, want 5", n)
+			}
+		})
 	}
 }
 
@@ -132,15 +154,16 @@ func TestHostileLoadMadeUpBearersReplicas(t *testing.T) {
 	d := rp.fj.demo
 	urls := []string{rp.a.URL, rp.b.URL}
 	b := []byte(randomHex(t))
-	xff := map[string]string{"X-Forwarded-For": fmt.Sprintf("10.%d.%d.%d", b[0], b[1], b[2])}
+	xff := fmt.Sprintf("10.%d.%d.%d", b[0], b[1], b[2])
+	from := func(int) string { return xff }
 	search := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_repositories","arguments":{"q":"gateway"}}}`
-	if got := madeUpBearers(t, urls, search, 12, xff); got[200] != 6 || got[429] != 6 {
+	if got := madeUpBearers(t, urls, search, 12, from); got[200] != 6 || got[429] != 6 {
 		t.Fatalf("anonymous tool across replicas: %v, want 6×200 and 6×429", got)
 	}
-	xff["X-Forwarded-For"] = fmt.Sprintf("10.%d.%d.%d", b[3], b[4], b[5])
+	xff = fmt.Sprintf("10.%d.%d.%d", b[3], b[4], b[5])
 	rp.fj.emu.ResetRequests()
 	diff := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PrivateRepo + `","index":1}}}`
-	if got := madeUpBearers(t, urls, diff, 12, xff); got[200] != 4 || got[429] != 8 {
+	if got := madeUpBearers(t, urls, diff, 12, from); got[200] != 4 || got[429] != 8 {
 		t.Fatalf("authenticated tool across replicas: %v, want 4 answered and 8×429", got)
 	}
 	if n := bearersSeen(rp.fj.emu); n != 4 {
