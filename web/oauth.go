@@ -34,9 +34,13 @@ type ConsentScope struct {
 	NewFor string
 }
 
-// OAuthError is an error page of the OAuth flow, shown when the browser
-// cannot be sent back to the client.
+// OAuthError is an error page of the OAuth flow, shown instead of sending
+// the browser back to the client.
 type OAuthError struct {
 	Title   string
 	Message string
+	// Code is the OAuth error code (RFC 6749 §4.1.2.1, "invalid_request"),
+	// shown so the user can tell the client's developers what went wrong;
+	// empty for errors of the sign-in itself.
+	Code string
 }
