@@ -5,6 +5,7 @@ package server
 import (
 	"net/netip"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
@@ -99,6 +100,11 @@ type Config struct {
 	// OAuthClientMetadataAllowLoopback lets such a document live on a
 	// loopback address: tests and local development only.
 	OAuthClientMetadataAllowLoopback bool
+	// OAuthAppRedirectSchemes are the single-label private-use schemes
+	// (cursor, vscode) clients may register redirect URIs with; reverse-DNS
+	// ones (com.example.app) need no listing, and the schemes operating
+	// systems run (ms-msdt, search-ms, …) cannot be listed.
+	OAuthAppRedirectSchemes []string
 }
 
 // Default returns the zero-config configuration: loopback listener,
@@ -137,6 +143,7 @@ func Default() Config {
 		OAuthUnusedClientTTL:       24 * time.Hour,
 		OAuthRevokedGrantRetention: 30 * 24 * time.Hour,
 		OAuthPurgeInterval:         10 * time.Minute,
+		OAuthAppRedirectSchemes:    slices.Clone(oauth.DefaultAppRedirectSchemes),
 	}
 }
 

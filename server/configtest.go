@@ -71,6 +71,7 @@ func printConfig(w io.Writer, c *Config) error {
 		{"oauth.purge_interval", c.OAuthPurgeInterval.String()},
 		{"oauth.client_metadata_hosts", orNone(strings.Join(c.OAuthClientMetadataHosts, ","))},
 		{"oauth.client_metadata_allow_loopback", fmt.Sprint(c.OAuthClientMetadataAllowLoopback)},
+		{"oauth.app_redirect_schemes", orNone(strings.Join(c.OAuthAppRedirectSchemes, ","))},
 	}
 	fmt.Fprintln(w, "configuration OK")
 	for _, l := range lines {

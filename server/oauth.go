@@ -52,6 +52,7 @@ func (g *Gateway) wireOAuth() error {
 		ClientMetadata: oauth.ClientMetadataConfig{
 			Hosts: g.cfg.OAuthClientMetadataHosts, AllowLoopback: g.cfg.OAuthClientMetadataAllowLoopback,
 		},
+		AppRedirectSchemes: g.cfg.OAuthAppRedirectSchemes,
 		Refused: func(endpoint, reason string) {
 			g.oauthMetrics.refusals.WithLabelValues(endpoint, reason).Inc()
 		},

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -213,6 +215,21 @@ var settings = []setting{
 			return fmt.Errorf("want true or false")
 		}
 		c.OAuthClientMetadataAllowLoopback = b
+		return nil
+	}},
+	{key: "oauth.app_redirect_schemes", help: "comma-separated single-label private-use schemes (cursor, vscode) clients may register redirect URIs with; reverse-DNS schemes (com.example.app) are always allowed, ms-msdt, search-ms, javascript and the like never", set: func(c *Config, v string) error {
+		var schemes, bad []string
+		for _, s := range splitList(v) {
+			if err := oauth.CheckAppRedirectScheme(s); err != nil {
+				bad = append(bad, err.Error())
+				continue
+			}
+			schemes = append(schemes, strings.ToLower(s))
+		}
+		if len(bad) > 0 {
+			return errors.New(strings.Join(bad, "; "))
+		}
+		c.OAuthAppRedirectSchemes = schemes
 		return nil
 	}},
 	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints, each http(s)://host[:port]", set: func(c *Config, v string) error {

@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestPositiveInt pins the one integer setter of both widths: a positive
 // decimal that fits the field is set, anything else is refused and leaves
@@ -40,6 +43,61 @@ func TestPositiveInt(t *testing.T) {
 			}
 			if (err == nil) != tt.ok || got != tt.want {
 				t.Fatalf("set(%q) = %d, %v; want %d, ok=%v", tt.v, got, err, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// settingFor returns the settings table's entry for key.
+func settingFor(t *testing.T, key string) setting {
+	t.Helper()
+	for _, s := range settings {
+		if s.key == key {
+			return s
+		}
+	}
+	t.Fatalf("no setting %s", key)
+	return setting{}
+}
+
+// TestAppRedirectSchemesSetting: oauth.app_redirect_schemes defaults to
+// the IDE schemes DESIGN §8 names, takes a list of single-label schemes
+// (lower-cased), may be emptied, and refuses what the redirect rule never
+// allows, naming each bad entry.
+func TestAppRedirectSchemesSetting(t *testing.T) {
+	if got := Default().OAuthAppRedirectSchemes; strings.Join(got, ",") != "cursor,vscode" {
+		t.Fatalf("default %v", got)
+	}
+	set := settingFor(t, "oauth.app_redirect_schemes").set
+	for _, tc := range []struct {
+		v    string
+		want string // the list set, or the refusal's fragment with ok false
+		ok   bool
+	}{
+		{"cursor, vscode, Windsurf", "cursor,vscode,windsurf", true},
+		{"", "", true},
+		{"vscode-insiders", "vscode-insiders", true},
+		{"ms-msdt", `"ms-msdt"`, false},
+		{"cursor, search-ms", `"search-ms"`, false},
+		{"javascript,file", `"javascript" is never a private-use redirect target; not a single-label private-use scheme: "file"`, false},
+		{"https", `"https"`, false},
+		{"com.example.app", "no dot", false},
+		{"cur:sor", "letters, digits", false},
+	} {
+		t.Run(tc.v, func(t *testing.T) {
+			c := Default()
+			err := set(&c, tc.v)
+			if tc.ok {
+				if err != nil || strings.Join(c.OAuthAppRedirectSchemes, ",") != tc.want {
+					t.Fatalf("set(%q) = %v, %v; want %s", tc.v, c.OAuthAppRedirectSchemes, err, tc.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("set(%q) = %v, want a refusal saying %s", tc.v, err, tc.want)
+			}
+			if strings.Join(c.OAuthAppRedirectSchemes, ",") != "cursor,vscode" {
+				t.Fatalf("a refused value changed the list: %v", c.OAuthAppRedirectSchemes)
 			}
 		})
 	}

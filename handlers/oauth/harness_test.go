@@ -89,7 +89,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	cfg := oauth.Config{
 		Issuer: h.gw.URL, Resource: h.resource, Scopes: testScopes, Store: h.st, CodeTTL: o.codeTTL,
 		RegistrationsPerMinute: o.registrations, AuthorizationsPerMinute: o.authorizations, Refused: o.refused,
-		ClientMetadata: o.clientMetadata,
+		ClientMetadata: o.clientMetadata, AppRedirectSchemes: oauth.DefaultAppRedirectSchemes,
 	}
 	if !o.unconfigured {
 		cfg.IdentityProvider = oauth.NewIdentityProvider(oauth.IdentityProviderConfig{

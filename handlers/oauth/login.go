@@ -190,7 +190,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, "This authorization request is not valid", "The request could not be parsed.")
 		return
 	}
-	q, problem := knownParams(r.Form)
+	q, problem := knownParams(r.Form, s.redirects)
 	if strings.TrimSpace(q.Get("scope")) == "" {
 		q.Set("scope", strings.Join(s.scopeNames(), " "))
 	}

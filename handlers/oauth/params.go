@@ -57,7 +57,7 @@ func (p *paramProblem) err() *fosite.RFC6749Error {
 // fixed order (client and redirect URI first) so the answer does not
 // depend on map order. With a problem, the returned values hold only the
 // parameters that passed.
-func knownParams(form url.Values) (url.Values, *paramProblem) {
+func knownParams(form url.Values, rule redirectRule) (url.Values, *paramProblem) {
 	out := url.Values{}
 	var first *paramProblem
 	note := func(p *paramProblem) {
@@ -83,7 +83,7 @@ func knownParams(form url.Values) (url.Values, *paramProblem) {
 			continue
 		}
 		if name == "redirect_uri" && vals[0] != "" {
-			if err := checkRedirectURI(vals[0]); err != nil {
+			if err := rule.check(vals[0]); err != nil {
 				note(&paramProblem{"invalid_request", name, err.Error() + ".", "invalid_redirect_uri"})
 				continue
 			}

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/store/storetest"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // The second attacker run against the authorization server, through the
@@ -69,5 +71,54 @@ func TestOAuthNoOpenRedirect(t *testing.T) {
 				t.Fatalf("the page does not show %s, or names the redirect:\n%s", tc.code, body)
 			}
 		})
+	}
+}
+
+// TestOAuthRedirectSchemes: registration refuses the schemes operating
+// systems run (ms-msdt:, search-ms:) and single-label schemes nobody
+// listed, and accepts https, loopback http, reverse-DNS schemes and the
+// listed IDE schemes; oauth.app_redirect_schemes replaces the list, and
+// --config-test refuses listing a scheme that is never allowed.
+func TestOAuthRedirectSchemes(t *testing.T) {
+	o := startOAuthGateway(t, storetest.SQLiteURL(t), nil)
+	for _, tc := range []struct {
+		uri    string
+		status int
+	}{
+		{"ms-msdt:/id PCWDiagnostic /skip force", http.StatusBadRequest},
+		{"ms-msdt://x/y", http.StatusBadRequest},
+		{"search-ms:/query=invoice&crumb=location:\\\\evil.example\\share", http.StatusBadRequest},
+		{"vnd.sun.star.script:/Standard.Module1.Main", http.StatusBadRequest},
+		{"myapp://cb/x", http.StatusBadRequest},
+		{"windsurf://codeium/cb", http.StatusBadRequest},
+		{"cursor://anysphere.cursor-mcp/oauth/callback", http.StatusCreated},
+		{"vscode://vscode.github-authentication/did-authenticate", http.StatusCreated},
+		{"com.example.app:/oauth2redirect", http.StatusCreated},
+		{"https://vscode.dev/redirect", http.StatusCreated},
+		{"http://127.0.0.1:33418/", http.StatusCreated},
+	} {
+		t.Run(tc.uri, func(t *testing.T) {
+			status, body := registerJSON(t, o.gw.URL, map[string]any{"redirect_uris": []string{tc.uri}})
+			if status != tc.status || tc.status == http.StatusBadRequest && body["error"] != "invalid_redirect_uri" {
+				t.Fatalf("register %s: %d %v, want %d", tc.uri, status, body, tc.status)
+			}
+		})
+	}
+
+	listed := startOAuthGateway(t, storetest.SQLiteURL(t), map[string]string{"AGENT_GATEWAY_OAUTH_APP_REDIRECT_SCHEMES": "windsurf"})
+	if status, body := registerJSON(t, listed.gw.URL, map[string]any{"redirect_uris": []string{"windsurf://codeium/cb"}}); status != http.StatusCreated {
+		t.Fatalf("a listed scheme: %d %v", status, body)
+	}
+	if status, body := registerJSON(t, listed.gw.URL, map[string]any{"redirect_uris": []string{"cursor://anysphere.cursor-mcp/oauth/callback"}}); status != http.StatusBadRequest {
+		t.Fatalf("a scheme the operator's list leaves out: %d %v", status, body)
+	}
+
+	for _, v := range []string{"ms-msdt", "cursor,search-ms", "javascript"} {
+		cmd := exec.Command(gatewaytest.Binary(t), "serve", "--config-test")
+		cmd.Env = append(gatewaytest.CleanEnv(), "AGENT_GATEWAY_DATA_DIR="+t.TempDir(), "AGENT_GATEWAY_OAUTH_APP_REDIRECT_SCHEMES="+v)
+		code, out, errs := runCommand(t, cmd)
+		if code != 2 || !strings.Contains(errs, "oauth.app_redirect_schemes (AGENT_GATEWAY_OAUTH_APP_REDIRECT_SCHEMES)") || strings.Contains(out, "configuration OK") {
+			t.Fatalf("--config-test with %s: exit %d\n%s%s", v, code, out, errs)
+		}
 	}
 }
