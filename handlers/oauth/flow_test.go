@@ -332,6 +332,13 @@ func TestRegistration(t *testing.T) {
 		{"client credentials", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "grant_types": []string{"client_credentials"}}, "invalid_client_metadata"},
 		{"implicit", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "response_types": []string{"token"}}, "invalid_client_metadata"},
 		{"control characters in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "a\u0007b"}, "invalid_client_metadata"},
+		{"C1 control in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "a\u009bb"}, "invalid_client_metadata"},
+		{"right-to-left override in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "Safe\u202eedoC"}, "invalid_client_metadata"},
+		{"bidi isolate in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "a\u2067b"}, "invalid_client_metadata"},
+		{"zero-width space in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "Claude\u200bCode"}, "invalid_client_metadata"},
+		{"byte order mark in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "\ufeffCursor"}, "invalid_client_metadata"},
+		{"Arabic letter mark in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "a\u061cb"}, "invalid_client_metadata"},
+		{"redirect URI with a bidi override", map[string]any{"redirect_uris": []string{"https://moc.elgoog\u202e.evil.example/cb"}}, "invalid_redirect_uri"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := h.postJSON(t, "/oauth/register", tc.md)
@@ -585,4 +592,37 @@ func TestErrorsBeforeConsentArePages(t *testing.T) {
 			t.Fatalf("got %d to %v:\n%s", p.status, p.location, p.body)
 		}
 	})
+}
+
+// TestConsentShowsNamesVisibly: a client stored with a bidirectional
+// override and a zero-width space in its name (a row from before the check
+// at registration) and a project named likewise are shown on the consent
+// page with those characters written out, never raw.
+func TestConsentShowsNamesVisibly(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	ctx := context.Background()
+	c, err := h.st.RegisterClient(ctx, "Claude\u200b Code\u202e", []string{redirectURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.st.CreateProject(ctx, "", "docs\u2066x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.AddMember(ctx, p.ID, alice); err != nil {
+		t.Fatal(err)
+	}
+	a := h.newAuthz()
+	a.params.Set("client_id", c.ClientID)
+	page := h.login(t, newBrowser(t), a, "alice", "alice-pw")
+	for _, raw := range []string{"\u200b", "\u202e", "\u2066"} {
+		if strings.Contains(page.body, raw) {
+			t.Errorf("the consent page carries %U raw", []rune(raw)[0])
+		}
+	}
+	for _, want := range []string{`<q>Claude\u200b Code\u202e</q>`, `docs\u2066x`} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the consent page does not show %s:\n%s", want, page.body)
+		}
+	}
 }

@@ -29,7 +29,8 @@ import (
 //     handler of every other platform out, known or not;
 //   - never a scheme of deniedScheme, which no listing allows.
 //
-// No redirect URI has a fragment or user information.
+// No redirect URI has a fragment, user information, or a character outside
+// printable ASCII.
 
 // DefaultAppRedirectSchemes are the single-label private-use schemes
 // allowed unless the operator says otherwise: the IDEs DESIGN §8 names
@@ -59,6 +60,11 @@ func newRedirectRule(appSchemes []string) redirectRule {
 func (r redirectRule) check(raw string) error {
 	if len(raw) > maxRedirectURIBytes {
 		return fmt.Errorf("a redirect URI is longer than %d bytes", maxRedirectURIBytes)
+	}
+	// A URI is printable ASCII (RFC 3986); anything else, raw, could make
+	// the host the consent page shows read as another one.
+	if strings.ContainsFunc(raw, func(c rune) bool { return c <= ' ' || c >= 0x7f }) {
+		return fmt.Errorf("redirect URI %q has a character that is not printable ASCII (percent-encode it)", raw)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Opaque != "" {

@@ -26,6 +26,13 @@ func TestRedirectRule(t *testing.T) {
 		{"https://u:p@app.example/cb", "user information"},
 		{"http://evil@127.0.0.1:9/cb", "user information"},
 		{"/cb", "not an absolute URL"},
+		{"https://app.example/c b", "not printable ASCII"},
+		{"https://moc.elpmaxe\u202e.evil.example/cb", "not printable ASCII"},
+		{"https://app.example/cb\u200b", "not printable ASCII"},
+		{"https://app.example/\x00cb", "not printable ASCII"},
+		{"https://app.example/\x7fcb", "not printable ASCII"},
+		{"https://bücher.example/cb", "not printable ASCII"},
+		{"https://xn--bcher-kva.example/c%20b", ""},
 		{"https://app.example/" + strings.Repeat("a", maxRedirectURIBytes), "longer than"},
 
 		// Reverse-DNS private-use schemes (RFC 8252 §7.1) need no listing.
@@ -65,7 +72,7 @@ func TestRedirectRule(t *testing.T) {
 		{"blob:/x", "never a redirect target"},
 		{"about:/blank", "never a redirect target"},
 		{"chrome-extension://abc/cb", "never a redirect target"},
-		{"ms-msdt:/id PCWDiagnostic", "never a redirect target"},
+		{"ms-msdt:/id%20PCWDiagnostic", "never a redirect target"},
 		{"ms-msdt://x/y", "never a redirect target"},
 		{"ms-officecmd:/x", "never a redirect target"},
 		{"ms-cxh-full://0", "never a redirect target"},

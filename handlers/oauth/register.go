@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/web"
 )
 
 // RFC 7591 dynamic client registration. fosite has none, so this is
@@ -113,9 +114,12 @@ func checkRegistration(req *registration, rule redirectRule) (string, string) {
 	if req.ClientName == "" {
 		req.ClientName = "unnamed MCP client"
 	}
-	if !utf8.ValidString(req.ClientName) || utf8.RuneCountInString(req.ClientName) > maxClientNameRunes ||
-		strings.ContainsFunc(req.ClientName, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return "invalid_client_metadata", fmt.Sprintf("client_name must be printable text of at most %d characters", maxClientNameRunes)
+	// The name is shown to people (consent page, admin list-clients):
+	// no control, bidirectional or invisible character may make it read
+	// as another (the pages escape them too, for rows stored before).
+	if utf8.RuneCountInString(req.ClientName) > maxClientNameRunes || web.Visible(req.ClientName) != req.ClientName {
+		return "invalid_client_metadata", fmt.Sprintf(
+			"client_name must be printable text of at most %d characters, without control, bidirectional or invisible characters", maxClientNameRunes)
 	}
 	return "", ""
 }

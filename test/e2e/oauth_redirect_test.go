@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,7 +15,7 @@ import (
 
 // The second attacker run against the authorization server, through the
 // binary: no open redirect at /oauth/authorize, no dangerous redirect
-// scheme at registration.
+// scheme at registration, client names shown as what they are.
 
 // registerJSON posts RFC 7591 metadata and returns the status and the
 // decoded answer.
@@ -85,7 +86,7 @@ func TestOAuthRedirectSchemes(t *testing.T) {
 		uri    string
 		status int
 	}{
-		{"ms-msdt:/id PCWDiagnostic /skip force", http.StatusBadRequest},
+		{"ms-msdt:/id%20PCWDiagnostic%20/skip%20force", http.StatusBadRequest},
 		{"ms-msdt://x/y", http.StatusBadRequest},
 		{"search-ms:/query=invoice&crumb=location:\\\\evil.example\\share", http.StatusBadRequest},
 		{"vnd.sun.star.script:/Standard.Module1.Main", http.StatusBadRequest},
@@ -121,4 +122,62 @@ func TestOAuthRedirectSchemes(t *testing.T) {
 			t.Fatalf("--config-test with %s: exit %d\n%s%s", v, code, out, errs)
 		}
 	}
+}
+
+// TestOAuthNamesShownVisibly: registration refuses a client name with a
+// right-to-left override or a zero-width space; a client stored with one
+// before that check is shown with the characters written out, in admin
+// list-clients (text and --json) and on the consent page.
+func TestOAuthNamesShownVisibly(t *testing.T) {
+	o := startOAuthGateway(t, storetest.SQLiteURL(t), nil)
+	for _, name := range []string{"Claude Code\u202e", "Claude\u200bCode", "a\u2066b", "\ufeffCursor"} {
+		status, body := registerJSON(t, o.gw.URL, map[string]any{"client_name": name, "redirect_uris": []string{headlessRedirect}})
+		if status != http.StatusBadRequest || body["error"] != "invalid_client_metadata" {
+			t.Fatalf("register %q: %d %v", name, status, body)
+		}
+	}
+	const stored = "Claude\u200b Code\u202eexe.txt"
+	c, err := o.openStore(t).RegisterClient(context.Background(), stored, []string{headlessRedirect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shown = `Claude\u200b Code\u202eexe.txt`
+	raw := func(t *testing.T, where, text string) {
+		t.Helper()
+		if strings.ContainsAny(text, "\u200b\u202e") {
+			t.Errorf("%s carries the name's invisible characters raw:\n%s", where, text)
+		}
+	}
+
+	code, text, errs := runCommand(t, o.adminCmd(t, "list-clients"))
+	if code != 0 || !strings.Contains(text, shown) {
+		t.Fatalf("admin list-clients: exit %d, want %s in:\n%s%s", code, shown, text, errs)
+	}
+	raw(t, "admin list-clients", text)
+	code, js, errs := o.runAdmin(t, "list-clients")
+	if code != 0 || !strings.Contains(js, `\u200b`) || !strings.Contains(js, `\u202e`) {
+		t.Fatalf("admin list-clients --json: exit %d:\n%s%s", code, js, errs)
+	}
+	raw(t, "admin list-clients --json", js)
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(js), &list); err != nil || !hasClientName(list, stored) {
+		t.Fatalf("--json does not decode to the stored name: %v %v", list, err)
+	}
+
+	params, _ := authzParams(o.gw.URL, c.ClientID)
+	_, _, page := consentPage(t, o.gw.URL, params)
+	if !strings.Contains(page, "<q>"+shown+"</q>") {
+		t.Fatalf("the consent page does not show %s:\n%s", shown, page)
+	}
+	raw(t, "the consent page", page)
+}
+
+// hasClientName reports whether a listed record has client_name name.
+func hasClientName(list []map[string]any, name string) bool {
+	for _, rec := range list {
+		if rec["client_name"] == name {
+			return true
+		}
+	}
+	return false
 }
