@@ -44,10 +44,9 @@ var settings = []setting{
 		c.Listen = v
 		return nil
 	}},
-	{key: "public_url", flag: "public-url", help: "URL clients use to reach the gateway (default http://<listen>)", set: func(c *Config, v string) error {
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("want an absolute http(s) URL without query")
+	{key: "public_url", flag: "public-url", help: "URL clients use to reach the gateway (default http://<listen>); no user information, query or fragment", set: func(c *Config, v string) error {
+		if err := checkPublicURL(v); err != nil {
+			return err
 		}
 		c.PublicURL, c.publicURLExplicit = strings.TrimRight(v, "/"), true
 		return nil
@@ -248,6 +247,28 @@ var settings = []setting{
 		c.AllowedOrigins = origins
 		return nil
 	}},
+}
+
+// checkPublicURL checks public_url. It is sent to every anonymous caller
+// (the OAuth metadata's issuer and endpoints, the resource metadata,
+// WWW-Authenticate) and every endpoint URL is built by appending to it, so
+// it may carry nothing but scheme, host, port and path: user information
+// would publish a credential, and a query or fragment (even an empty "?"
+// or "#") would end up in the middle of every URL built from it. The
+// refusal does not repeat the value, which may hold a password.
+func checkPublicURL(v string) error {
+	u, err := url.Parse(v)
+	switch {
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("want an absolute http(s) URL such as https://gateway.example")
+	case u.User != nil:
+		return fmt.Errorf("must not contain user information (user:password@); it is published to every caller")
+	case u.ForceQuery || u.RawQuery != "" || strings.Contains(v, "?"):
+		return fmt.Errorf("must not contain a query (?…); endpoint URLs are built by appending to it")
+	case u.Fragment != "" || strings.Contains(v, "#"):
+		return fmt.Errorf("must not contain a fragment (#…); endpoint URLs are built by appending to it")
+	}
+	return nil
 }
 
 // parseBrowserOrigin returns s as the Origin a browser sends

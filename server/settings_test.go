@@ -102,3 +102,52 @@ func TestAppRedirectSchemesSetting(t *testing.T) {
 		})
 	}
 }
+
+// TestPublicURLSetting: public_url is sent to every anonymous caller (the
+// OAuth metadata, WWW-Authenticate), so it is an absolute http(s) URL with
+// nothing that could carry a secret or change its meaning: no user
+// information (not even an empty "@"), no query (not even a bare "?"), no
+// fragment (not even a bare "#").
+func TestPublicURLSetting(t *testing.T) {
+	set := settingFor(t, "public_url").set
+	for _, tc := range []struct {
+		v, want string // want: the URL kept, or the refusal's fragment
+		ok      bool
+	}{
+		{"https://gw.example", "https://gw.example", true},
+		{"https://gw.example/", "https://gw.example", true},
+		{"https://gw.example:8443/agents", "https://gw.example:8443/agents", true},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080", true},
+		{"https://user:secret@gw.example", "user information", false},
+		{"https://user@gw.example", "user information", false},
+		{"https://@gw.example", "user information", false},
+		{"https://:@gw.example", "user information", false},
+		{"https://gw.example/?x=1", "query", false},
+		{"https://gw.example?", "query", false},
+		{"https://gw.example/path?", "query", false},
+		{"https://gw.example#frag", "fragment", false},
+		{"https://gw.example#", "fragment", false},
+		{"https://gw.example/?#", "query", false},
+		{"ftp://gw.example", "http(s)", false},
+		{"gw.example", "http(s)", false},
+		{"https://", "http(s)", false},
+		{"https:gw.example", "http(s)", false},
+	} {
+		t.Run(tc.v, func(t *testing.T) {
+			c := Default()
+			err := set(&c, tc.v)
+			if tc.ok {
+				if err != nil || c.PublicURL != tc.want {
+					t.Fatalf("set(%q) = %q, %v; want %q", tc.v, c.PublicURL, err, tc.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("set(%q) = %v, want a refusal saying %s", tc.v, err, tc.want)
+			}
+			if c.PublicURL != "" {
+				t.Fatalf("a refused value was kept: %q", c.PublicURL)
+			}
+		})
+	}
+}
