@@ -38,7 +38,7 @@ func (g *Gateway) wireOAuth() error {
 	} else {
 		g.log.Info("OAuth authorization server unconfigured (no oidc.issuer): /mcp/documents accepts only admin-issued tokens")
 	}
-	g.oauthMetrics = newOAuthMetrics(g.registry)
+	g.oauthMetrics = newOAuthMetrics(g.registry, g.storeRegistry)
 	cfg := oauth.Config{
 		Issuer:                  g.cfg.PublicURL,
 		Resource:                g.cfg.PublicURL + "/mcp/documents",

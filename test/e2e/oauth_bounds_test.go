@@ -264,7 +264,8 @@ func forwardedFor() map[string]string {
 }
 
 // startOAuthReplicas starts two gateways on one PostgreSQL database and
-// one Redis, with OAuth configured, trusting the loopback proxy.
+// one Redis, with OAuth configured, trusting the loopback proxy, each with
+// its own metrics listener (MetricsURL).
 func startOAuthReplicas(t *testing.T, env map[string]string) (*oauthGateway, *gatewaytest.Process) {
 	t.Helper()
 	requireRedis(t)
@@ -272,9 +273,11 @@ func startOAuthReplicas(t *testing.T, env map[string]string) (*oauthGateway, *ga
 	for k, v := range env {
 		e[k] = v
 	}
+	e["AGENT_GATEWAY_METRICS_LISTEN"] = gatewaytest.FreeAddr(t)
 	a := startOAuthGateway(t, storetest.PostgresURL(t), e)
 	eb := oidcEnv(a.idp, e)
 	eb["AGENT_GATEWAY_DATABASE_URL"], eb["AGENT_GATEWAY_DATA_DIR"] = a.dbURL, a.dataDir
+	eb["AGENT_GATEWAY_METRICS_LISTEN"] = gatewaytest.FreeAddr(t)
 	b := gatewaytest.Start(t, gatewaytest.Options{Env: eb, Canaries: a.canaries})
 	a.idp.AddClient(oidcprovider.Client{ID: idpClientID, Secret: idpClientSecret,
 		RedirectURIs: []string{a.gw.URL + "/oauth/callback", b.URL + "/oauth/callback"}})
@@ -362,8 +365,8 @@ func TestReplicasPurgeOAuth(t *testing.T) {
 	}
 	time.Sleep(1500 * time.Millisecond) // both have purged at least once more
 	deleted := map[string]float64{}
-	for _, gw := range []string{a.gw.URL, b.URL} {
-		_, exposition := get(t, gw+"/metrics")
+	for _, gw := range []string{a.gw.MetricsURL, b.MetricsURL} {
+		_, exposition := get(t, gw)
 		if metricValue(t, exposition, "agent_gateway_oauth_purge_runs_total", `outcome="purged"`) < 1 ||
 			metricValue(t, exposition, "agent_gateway_oauth_purge_runs_total", `outcome="failed"`) != 0 {
 			t.Fatalf("%s purge runs:\n%s", gw, grepLines(exposition, "agent_gateway_oauth_purge"))
