@@ -60,6 +60,35 @@ func settingFor(t *testing.T, key string) setting {
 	return setting{}
 }
 
+// settingCase is one value given to a setting: kept, it must set what
+// field reads to want; refused, the error must contain want and field
+// must read as it did on Default.
+type settingCase struct {
+	v, want string
+	ok      bool
+}
+
+// checkSetting runs cases against key's setter on a Default config.
+func checkSetting(t *testing.T, key string, field func(Config) string, cases []settingCase) {
+	t.Helper()
+	set := settingFor(t, key).set
+	for _, tc := range cases {
+		t.Run(tc.v, func(t *testing.T) {
+			c := Default()
+			before := field(c)
+			err := set(&c, tc.v)
+			switch {
+			case tc.ok && (err != nil || field(c) != tc.want):
+				t.Fatalf("set(%q) = %q, %v; want %q", tc.v, field(c), err, tc.want)
+			case !tc.ok && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("set(%q) = %v, want a refusal saying %s", tc.v, err, tc.want)
+			case !tc.ok && field(c) != before:
+				t.Fatalf("a refused value changed %s to %q", key, field(c))
+			}
+		})
+	}
+}
+
 // TestAppRedirectSchemesSetting: oauth.app_redirect_schemes defaults to
 // the IDE schemes DESIGN §8 names, takes a list of single-label schemes
 // (lower-cased), may be emptied, and refuses what the redirect rule never
@@ -68,12 +97,7 @@ func TestAppRedirectSchemesSetting(t *testing.T) {
 	if got := Default().OAuthAppRedirectSchemes; strings.Join(got, ",") != "cursor,vscode" {
 		t.Fatalf("default %v", got)
 	}
-	set := settingFor(t, "oauth.app_redirect_schemes").set
-	for _, tc := range []struct {
-		v    string
-		want string // the list set, or the refusal's fragment with ok false
-		ok   bool
-	}{
+	checkSetting(t, "oauth.app_redirect_schemes", func(c Config) string { return strings.Join(c.OAuthAppRedirectSchemes, ",") }, []settingCase{
 		{"cursor, vscode, Windsurf", "cursor,vscode,windsurf", true},
 		{"", "", true},
 		{"vscode-insiders", "vscode-insiders", true},
@@ -83,24 +107,7 @@ func TestAppRedirectSchemesSetting(t *testing.T) {
 		{"https", `"https"`, false},
 		{"com.example.app", "no dot", false},
 		{"cur:sor", "letters, digits", false},
-	} {
-		t.Run(tc.v, func(t *testing.T) {
-			c := Default()
-			err := set(&c, tc.v)
-			if tc.ok {
-				if err != nil || strings.Join(c.OAuthAppRedirectSchemes, ",") != tc.want {
-					t.Fatalf("set(%q) = %v, %v; want %s", tc.v, c.OAuthAppRedirectSchemes, err, tc.want)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("set(%q) = %v, want a refusal saying %s", tc.v, err, tc.want)
-			}
-			if strings.Join(c.OAuthAppRedirectSchemes, ",") != "cursor,vscode" {
-				t.Fatalf("a refused value changed the list: %v", c.OAuthAppRedirectSchemes)
-			}
-		})
-	}
+	})
 }
 
 // TestPublicURLSetting: public_url is sent to every anonymous caller (the
@@ -109,11 +116,7 @@ func TestAppRedirectSchemesSetting(t *testing.T) {
 // information (not even an empty "@"), no query (not even a bare "?"), no
 // fragment (not even a bare "#").
 func TestPublicURLSetting(t *testing.T) {
-	set := settingFor(t, "public_url").set
-	for _, tc := range []struct {
-		v, want string // want: the URL kept, or the refusal's fragment
-		ok      bool
-	}{
+	checkSetting(t, "public_url", func(c Config) string { return c.PublicURL }, []settingCase{
 		{"https://gw.example", "https://gw.example", true},
 		{"https://gw.example/", "https://gw.example", true},
 		{"https://gw.example:8443/agents", "https://gw.example:8443/agents", true},
@@ -132,22 +135,5 @@ func TestPublicURLSetting(t *testing.T) {
 		{"gw.example", "http(s)", false},
 		{"https://", "http(s)", false},
 		{"https:gw.example", "http(s)", false},
-	} {
-		t.Run(tc.v, func(t *testing.T) {
-			c := Default()
-			err := set(&c, tc.v)
-			if tc.ok {
-				if err != nil || c.PublicURL != tc.want {
-					t.Fatalf("set(%q) = %q, %v; want %q", tc.v, c.PublicURL, err, tc.want)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("set(%q) = %v, want a refusal saying %s", tc.v, err, tc.want)
-			}
-			if c.PublicURL != "" {
-				t.Fatalf("a refused value was kept: %q", c.PublicURL)
-			}
-		})
-	}
+	})
 }
