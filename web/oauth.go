@@ -1,7 +1,8 @@
 package web
 
 // Consent is the data of the OAuth consent page: which client asks, for
-// which scopes, on which of the user's projects.
+// which scopes, on which of the user's projects. The template shows every
+// name, subject and host through Visible.
 type Consent struct {
 	ClientName string
 	ClientID   string
