@@ -5,6 +5,7 @@ package server
 import (
 	"net/netip"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
@@ -115,6 +116,11 @@ type Config struct {
 	// request an anonymous caller can start.
 	OAuthClientMetadataFetchesPerMinute      int
 	OAuthClientMetadataTotalFetchesPerMinute int
+	// OAuthAppRedirectSchemes are the single-label private-use schemes
+	// (cursor, vscode) clients may register redirect URIs with; reverse-DNS
+	// ones (com.example.app) need no listing, and the schemes operating
+	// systems run (ms-msdt, search-ms, …) cannot be listed.
+	OAuthAppRedirectSchemes []string
 }
 
 // Default returns the zero-config configuration: loopback listener,
@@ -157,6 +163,7 @@ func Default() Config {
 
 		OAuthClientMetadataFetchesPerMinute:      oauth.DefaultClientMetadataFetchesPerMinute,
 		OAuthClientMetadataTotalFetchesPerMinute: oauth.DefaultClientMetadataTotalFetchesPerMinute,
+		OAuthAppRedirectSchemes:                  slices.Clone(oauth.DefaultAppRedirectSchemes),
 	}
 }
 

@@ -79,6 +79,7 @@ func printConfig(w io.Writer, c *Config) error {
 		{"oauth.client_metadata_ports", orNone(strings.Join(ports, ","))},
 		{"oauth.client_metadata_fetches_per_minute", fmt.Sprint(c.OAuthClientMetadataFetchesPerMinute)},
 		{"oauth.client_metadata_total_fetches_per_minute", fmt.Sprint(c.OAuthClientMetadataTotalFetchesPerMinute)},
+		{"oauth.app_redirect_schemes", orNone(strings.Join(c.OAuthAppRedirectSchemes, ","))},
 	}
 	fmt.Fprintln(w, "configuration OK")
 	for _, l := range lines {

@@ -45,6 +45,11 @@ type Gateway struct {
 	documentsAuth middleware.Authenticator
 	oauth         *oauth.Server
 	oauthMetrics  *oauthMetrics
+	// storeRegistry holds the series that count what the store holds
+	// (OAuth rows, rows purged): how many clients, grants and tokens a
+	// deployment has is the operator's business, so they are served only
+	// on metrics.listen, never on the API listener (MetricsHandler).
+	storeRegistry *prometheus.Registry
 	// tracer is nil with tracing off (tracing.otlp_endpoint unset).
 	tracer trace.Tracer
 }
@@ -58,7 +63,7 @@ type readinessCheck struct {
 // serving is checked here, so a bad deployment fails at start.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	cfg = boundDefaults(cfg)
-	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
+	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry(), storeRegistry: prometheus.NewRegistry()}
 	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	g.registry.MustRegister(buildInfo())
 	g.metrics = newUpstreamMetrics(g.registry)

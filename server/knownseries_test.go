@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -30,7 +32,7 @@ func TestZeroKnownSeries(t *testing.T) {
 			t.Errorf("paging tool %q is not a catalog tool", tool)
 		}
 	}
-	families, err := g.registry.Gather()
+	families, err := prometheus.Gatherers{g.registry, g.storeRegistry}.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

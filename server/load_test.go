@@ -330,6 +330,10 @@ func TestLoadProblems(t *testing.T) {
 		{"origin with a path", "", nil, map[string]string{"AGENT_GATEWAY_FORGEJO_ORIGIN": "https://a.example/api"}, []string{"forgejo.origin (AGENT_GATEWAY_FORGEJO_ORIGIN)"}},
 		{"plain http origin", "", nil, map[string]string{"AGENT_GATEWAY_GITHUB_API_ORIGIN": "http://api.github.com"}, []string{"github.api_origin ("}},
 		{"public_url with query", "", []string{"--public-url", "https://gw.example/?x=1"}, nil, []string{"public_url (--public-url)"}},
+		{"public_url with user information", "public_url: https://admin:hunter2@gw.example\n", nil, nil, []string{"public_url ("}},
+		{"public_url with an empty user", "", nil, map[string]string{"AGENT_GATEWAY_PUBLIC_URL": "https://@gw.example"}, []string{"public_url (AGENT_GATEWAY_PUBLIC_URL)"}},
+		{"public_url with a bare query", "", []string{"--public-url", "https://gw.example?"}, nil, []string{"public_url (--public-url)"}},
+		{"public_url with a bare fragment", "", []string{"--public-url", "https://gw.example#"}, nil, []string{"public_url (--public-url)"}},
 		{"bad trusted proxy", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, example.com"}, []string{"trusted_proxies ("}},
 		// Fail closed: a catch-all would let any caller forge its address.
 		{"trusted proxies: every IPv4 address", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "0.0.0.0/0"}, []string{"trusted_proxies (AGENT_GATEWAY_TRUSTED_PROXIES): \"0.0.0.0/0\" trusts every address"}},

@@ -38,7 +38,7 @@ func (g *Gateway) wireOAuth() error {
 	} else {
 		g.log.Info("OAuth authorization server unconfigured (no oidc.issuer): /mcp/documents accepts only admin-issued tokens")
 	}
-	g.oauthMetrics = newOAuthMetrics(g.registry)
+	g.oauthMetrics = newOAuthMetrics(g.registry, g.storeRegistry)
 	cfg := oauth.Config{
 		Issuer:                  g.cfg.PublicURL,
 		Resource:                g.cfg.PublicURL + "/mcp/documents",
@@ -57,6 +57,7 @@ func (g *Gateway) wireOAuth() error {
 			TotalFetchesPerMinute: g.cfg.OAuthClientMetadataTotalFetchesPerMinute,
 			Observe:               func(result string) { g.oauthMetrics.cimd.WithLabelValues(result).Inc() },
 		},
+		AppRedirectSchemes: g.cfg.OAuthAppRedirectSchemes,
 		Refused: func(endpoint, reason string) {
 			g.oauthMetrics.refusals.WithLabelValues(endpoint, reason).Inc()
 		},

@@ -12,6 +12,8 @@ import (
 
 // oauthMetrics count what the authorization server's bounds refused and
 // what the purge removed (DESIGN §4: every bound is counted in /metrics).
+// Refusals and purge runs are registered on reg; the row counts (rows
+// left, rows purged) on storeReg, which only the metrics listener serves.
 type oauthMetrics struct {
 	refusals   *prometheus.CounterVec
 	cimd       *prometheus.CounterVec
@@ -20,7 +22,7 @@ type oauthMetrics struct {
 	rows       *prometheus.GaugeVec
 }
 
-func newOAuthMetrics(reg prometheus.Registerer) *oauthMetrics {
+func newOAuthMetrics(reg, storeReg prometheus.Registerer) *oauthMetrics {
 	m := &oauthMetrics{
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_gateway_oauth_refusals_total",
@@ -43,7 +45,8 @@ func newOAuthMetrics(reg prometheus.Registerer) *oauthMetrics {
 			Help: "OAuth rows in the store after the last purge tick, by table (clients, unused_clients, login_sessions, codes, tokens, grants).",
 		}, []string{"table"}),
 	}
-	reg.MustRegister(m.refusals, m.cimd, m.purgeRuns, m.purgedRows, m.rows)
+	reg.MustRegister(m.refusals, m.cimd, m.purgeRuns)
+	storeReg.MustRegister(m.purgedRows, m.rows)
 	return m
 }
 

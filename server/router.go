@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/documents"
@@ -52,7 +53,9 @@ func (g *Gateway) Handler() http.Handler {
 	})
 	r.Get("/readyz", g.readyz)
 	if g.cfg.MetricsListen == "" {
-		r.Handle("/metrics", g.MetricsHandler())
+		// The API listener is public: without a metrics listener it
+		// serves the exposition without the store's row counts.
+		r.Handle("/metrics", g.apiMetricsHandler())
 	}
 	r.Get("/", site.Landing(Version, g.cfg.PublicURL, g.forgejoC, g.documentsC))
 	r.Handle("/static/*", web.Static())
@@ -103,8 +106,17 @@ func (g *Gateway) mcpChain(c *toolset.Toolset, auth middleware.AuthOptions, a mi
 	return h
 }
 
-// MetricsHandler serves the Prometheus exposition of this gateway.
+// MetricsHandler serves the whole Prometheus exposition of this gateway,
+// the store's row counts included: it is what metrics.listen serves, an
+// address only the operator's scraper should reach.
 func (g *Gateway) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(prometheus.Gatherers{g.registry, g.storeRegistry}, promhttp.HandlerOpts{Registry: g.registry})
+}
+
+// apiMetricsHandler is /metrics on the API listener (metrics.listen
+// unset): everything but storeRegistry's series, since anyone who can
+// reach the gateway can read it.
+func (g *Gateway) apiMetricsHandler() http.Handler {
 	return promhttp.HandlerFor(g.registry, promhttp.HandlerOpts{Registry: g.registry})
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
@@ -43,10 +45,9 @@ var settings = []setting{
 		c.Listen = v
 		return nil
 	}},
-	{key: "public_url", flag: "public-url", help: "URL clients use to reach the gateway (default http://<listen>)", set: func(c *Config, v string) error {
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("want an absolute http(s) URL without query")
+	{key: "public_url", flag: "public-url", help: "URL clients use to reach the gateway (default http://<listen>); no user information, query or fragment", set: func(c *Config, v string) error {
+		if err := checkPublicURL(v); err != nil {
+			return err
 		}
 		c.PublicURL, c.publicURLExplicit = strings.TrimRight(v, "/"), true
 		return nil
@@ -242,6 +243,21 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	{key: "oauth.app_redirect_schemes", help: "comma-separated single-label private-use schemes (cursor, vscode) clients may register redirect URIs with; reverse-DNS schemes (com.example.app) are always allowed, ms-msdt, search-ms, javascript and the like never", set: func(c *Config, v string) error {
+		var schemes, bad []string
+		for _, s := range splitList(v) {
+			if err := oauth.CheckAppRedirectScheme(s); err != nil {
+				bad = append(bad, err.Error())
+				continue
+			}
+			schemes = append(schemes, strings.ToLower(s))
+		}
+		if len(bad) > 0 {
+			return errors.New(strings.Join(bad, "; "))
+		}
+		c.OAuthAppRedirectSchemes = schemes
+		return nil
+	}},
 	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints, each http(s)://host[:port]", set: func(c *Config, v string) error {
 		var origins, bad []string
 		for _, part := range splitList(v) {
@@ -258,6 +274,28 @@ var settings = []setting{
 		c.AllowedOrigins = origins
 		return nil
 	}},
+}
+
+// checkPublicURL checks public_url. It is sent to every anonymous caller
+// (the OAuth metadata's issuer and endpoints, the resource metadata,
+// WWW-Authenticate) and every endpoint URL is built by appending to it, so
+// it may carry nothing but scheme, host, port and path: user information
+// would publish a credential, and a query or fragment (even an empty "?"
+// or "#") would end up in the middle of every URL built from it. The
+// refusal does not repeat the value, which may hold a password.
+func checkPublicURL(v string) error {
+	u, err := url.Parse(v)
+	switch {
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("want an absolute http(s) URL such as https://gateway.example")
+	case u.User != nil:
+		return fmt.Errorf("must not contain user information (user:password@); it is published to every caller")
+	case u.ForceQuery || u.RawQuery != "" || strings.Contains(v, "?"):
+		return fmt.Errorf("must not contain a query (?…); endpoint URLs are built by appending to it")
+	case u.Fragment != "" || strings.Contains(v, "#"):
+		return fmt.Errorf("must not contain a fragment (#…); endpoint URLs are built by appending to it")
+	}
+	return nil
 }
 
 // parseBrowserOrigin returns s as the Origin a browser sends

@@ -1,7 +1,8 @@
 package web
 
 // Consent is the data of the OAuth consent page: which client asks, for
-// which scopes, on which of the user's projects.
+// which scopes, on which of the user's projects. The template shows every
+// name, subject and host through Visible.
 type Consent struct {
 	ClientName string
 	ClientID   string
@@ -34,9 +35,13 @@ type ConsentScope struct {
 	NewFor string
 }
 
-// OAuthError is an error page of the OAuth flow, shown when the browser
-// cannot be sent back to the client.
+// OAuthError is an error page of the OAuth flow, shown instead of sending
+// the browser back to the client.
 type OAuthError struct {
 	Title   string
 	Message string
+	// Code is the OAuth error code (RFC 6749 §4.1.2.1, "invalid_request"),
+	// shown so the user can tell the client's developers what went wrong;
+	// empty for errors of the sign-in itself.
+	Code string
 }

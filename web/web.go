@@ -18,7 +18,9 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-var pages = template.Must(template.New("").ParseFS(templateFS, "templates/*.html"))
+// pages are the templates; "visible" (Visible) is for every value a
+// caller or an identity provider chose: names, subjects, hosts, messages.
+var pages = template.Must(template.New("").Funcs(template.FuncMap{"visible": Visible}).ParseFS(templateFS, "templates/*.html"))
 
 // Render executes the named template into w with a strict security policy:
 // no script, no framing, no sniffing, forms only to this origin. Rendering

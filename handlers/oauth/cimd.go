@@ -131,6 +131,10 @@ type metadataFetcher struct {
 	// flights are the fetches under way, by client_id: a burst of one
 	// client_id makes one fetch, which the rest wait for.
 	flights map[string]*metadataFlight
+
+	// redirects is the server's redirect URI rule, which a document's
+	// redirect URIs meet as a registration's do.
+	redirects redirectRule
 }
 
 // metadataFlight is one fetch under way; done closes when doc and err are

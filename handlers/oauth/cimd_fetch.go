@@ -45,7 +45,7 @@ func (f *metadataFetcher) fetch(ctx context.Context, clientID string) (clientDoc
 	if len(body) > maxMetadataBytes {
 		return clientDocument{}, 0, errMetadataTooLarge
 	}
-	doc, err := parseClientDocument(clientID, body)
+	doc, err := parseClientDocument(clientID, body, f.redirects)
 	if err != nil {
 		return clientDocument{}, 0, err
 	}
@@ -54,7 +54,7 @@ func (f *metadataFetcher) fetch(ctx context.Context, clientID string) (clientDoc
 
 // parseClientDocument validates a document as a registration would be,
 // and checks that it names itself.
-func parseClientDocument(clientID string, body []byte) (clientDocument, error) {
+func parseClientDocument(clientID string, body []byte, rule redirectRule) (clientDocument, error) {
 	var md struct {
 		ClientID string `json:"client_id"`
 		registration
@@ -68,7 +68,7 @@ func parseClientDocument(clientID string, body []byte) (clientDocument, error) {
 	if md.ClientName == "" {
 		md.ClientName = clientID
 	}
-	if code, msg := checkRegistration(&md.registration); code != "" {
+	if code, msg := checkRegistration(&md.registration, rule); code != "" {
 		return clientDocument{}, fmt.Errorf("%w: %s", errMetadataDocument, msg)
 	}
 	return clientDocument{ClientID: clientID, ClientName: md.ClientName, RedirectURIs: md.RedirectURIs}, nil

@@ -94,54 +94,6 @@ func TestRefusals(t *testing.T) {
 		code := h.code(t, a)
 		wantOAuthError(t, h.exchange(t, code, ""), http.StatusBadRequest, "invalid_grant")
 	})
-	for _, tc := range []struct {
-		name  string
-		edit  func(q url.Values)
-		error string
-	}{
-		{"missing PKCE", func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") }, "invalid_request"},
-		{"plain PKCE", func(q url.Values) { q.Set("code_challenge_method", "plain") }, "invalid_request"},
-		{"wrong resource", func(q url.Values) { q.Set("resource", "https://elsewhere.example/mcp") }, "invalid_target"},
-		{"forgejo resource", func(q url.Values) { q.Set("resource", strings.Replace(q.Get("resource"), "documents", "forgejo", 1)) }, "invalid_target"},
-		{"resource with another path", func(q url.Values) { q.Set("resource", q.Get("resource")+"/x") }, "invalid_target"},
-		{"resource with two trailing slashes", func(q url.Values) { q.Set("resource", q.Get("resource")+"//") }, "invalid_target"},
-		{"two resources", func(q url.Values) { q.Add("resource", q.Get("resource")) }, "invalid_target"},
-		{"unknown scope", func(q url.Values) { q.Set("scope", "documents:read admin:all") }, "invalid_scope"},
-		{"implicit flow", func(q url.Values) { q.Set("response_type", "token") }, "unsupported_response_type"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a := h.newAuthz()
-			tc.edit(a.params)
-			p := h.start(t, newBrowser(t), a)
-			if p.location == nil {
-				t.Fatalf("want a redirect to the client with an error, got %d:\n%s", p.status, p.body)
-			}
-			q := p.location.Query()
-			if q.Get("error") != tc.error || q.Get("state") != a.state || q.Get("code") != "" {
-				t.Fatalf("redirect %s, want error=%s with the state", p.location, tc.error)
-			}
-		})
-	}
-	for _, tc := range []struct {
-		name string
-		edit func(q url.Values)
-	}{
-		{"unregistered redirect URI", func(q url.Values) { q.Set("redirect_uri", "https://attacker.example/cb") }},
-		{"redirect URI with another path", func(q url.Values) { q.Set("redirect_uri", "http://127.0.0.1:9/other") }},
-		{"unknown client", func(q url.Values) { q.Set("client_id", "cli_unknown") }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a := h.newAuthz()
-			tc.edit(a.params)
-			p := h.start(t, newBrowser(t), a)
-			if p.location != nil || p.status != http.StatusBadRequest && p.status != http.StatusUnauthorized {
-				t.Fatalf("want an error page and no redirect, got %d to %v", p.status, p.location)
-			}
-			if !strings.Contains(p.body, "not valid") {
-				t.Errorf("error page does not explain:\n%s", p.body)
-			}
-		})
-	}
 	t.Run("wrong resource at the token endpoint", func(t *testing.T) {
 		a := h.newAuthz()
 		code := h.code(t, a)
@@ -362,6 +314,11 @@ func TestRegistration(t *testing.T) {
 		{"data", map[string]any{"redirect_uris": []string{"data:/text/html,x"}}, "invalid_redirect_uri"},
 		{"file", map[string]any{"redirect_uris": []string{"file:///etc/passwd"}}, "invalid_redirect_uri"},
 		{"vbscript", map[string]any{"redirect_uris": []string{"vbscript://x/y"}}, "invalid_redirect_uri"},
+		{"ms-msdt", map[string]any{"redirect_uris": []string{"ms-msdt:/id PCWDiagnostic"}}, "invalid_redirect_uri"},
+		{"ms-msdt with slashes", map[string]any{"redirect_uris": []string{"ms-msdt://x/y"}}, "invalid_redirect_uri"},
+		{"search-ms", map[string]any{"redirect_uris": []string{"search-ms:/query=x"}}, "invalid_redirect_uri"},
+		{"unlisted single-label scheme", map[string]any{"redirect_uris": []string{"myapp://cb/x"}}, "invalid_redirect_uri"},
+		{"one bad scheme among good URIs", map[string]any{"redirect_uris": []string{"https://app.example/cb", "ms-officecmd:/x"}}, "invalid_redirect_uri"},
 		{"private-use scheme without a path", map[string]any{"redirect_uris": []string{"com.example.app:cb"}}, "invalid_redirect_uri"},
 		{"private-use scheme with user info", map[string]any{"redirect_uris": []string{"cursor://u@anysphere.cursor-mcp/oauth/callback"}}, "invalid_redirect_uri"},
 		{"private-use scheme with a fragment", map[string]any{"redirect_uris": []string{"com.example.app:/cb#x"}}, "invalid_redirect_uri"},
@@ -375,6 +332,13 @@ func TestRegistration(t *testing.T) {
 		{"client credentials", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "grant_types": []string{"client_credentials"}}, "invalid_client_metadata"},
 		{"implicit", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "response_types": []string{"token"}}, "invalid_client_metadata"},
 		{"control characters in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "a\u0007b"}, "invalid_client_metadata"},
+		{"C1 control in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "a\u009bb"}, "invalid_client_metadata"},
+		{"right-to-left override in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "Safe\u202eedoC"}, "invalid_client_metadata"},
+		{"bidi isolate in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "a\u2067b"}, "invalid_client_metadata"},
+		{"zero-width space in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "Claude\u200bCode"}, "invalid_client_metadata"},
+		{"byte order mark in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "\ufeffCursor"}, "invalid_client_metadata"},
+		{"Arabic letter mark in the name", map[string]any{"redirect_uris": []string{"https://app.example/cb"}, "client_name": "a\u061cb"}, "invalid_client_metadata"},
+		{"redirect URI with a bidi override", map[string]any{"redirect_uris": []string{"https://moc.elgoog\u202e.evil.example/cb"}}, "invalid_redirect_uri"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := h.postJSON(t, "/oauth/register", tc.md)
@@ -509,5 +473,156 @@ func TestCORS(t *testing.T) {
 	resp.Body.Close()
 	if resp.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Error("the authorize page must not allow cross-origin reads")
+	}
+}
+
+// TestAuthorizeErrorsArePages: every client is unverified (open
+// registration, RFC 9700 §4.11.2), so an error found before the user has
+// seen the consent page is shown on the gateway's page with its error
+// code; the browser is never sent to the redirect URI and no login
+// session starts, whichever check fails first. A client registered with
+// an attacker's redirect URI gets a page too.
+func TestAuthorizeErrorsArePages(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	evil := h.register(t, map[string]any{"client_name": "Evil", "redirect_uris": []string{"https://evil.example/cb"}})["client_id"].(string)
+	noPKCE := func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") }
+	for _, tc := range []struct {
+		name string
+		edit func(q url.Values)
+		code string
+	}{
+		{"missing PKCE", noPKCE, "invalid_request"},
+		{"plain PKCE", func(q url.Values) { q.Set("code_challenge_method", "plain") }, "invalid_request"},
+		{"challenge without a method", func(q url.Values) { q.Del("code_challenge_method") }, "invalid_request"},
+		{"wrong resource", func(q url.Values) { q.Set("resource", "https://elsewhere.example/mcp") }, "invalid_target"},
+		{"forgejo resource", func(q url.Values) { q.Set("resource", strings.Replace(q.Get("resource"), "documents", "forgejo", 1)) }, "invalid_target"},
+		{"resource with another path", func(q url.Values) { q.Set("resource", q.Get("resource")+"/x") }, "invalid_target"},
+		{"resource with two trailing slashes", func(q url.Values) { q.Set("resource", q.Get("resource")+"//") }, "invalid_target"},
+		{"two resources", func(q url.Values) { q.Add("resource", q.Get("resource")) }, "invalid_target"},
+		{"unknown scope", func(q url.Values) { q.Set("scope", "documents:read admin:all") }, "invalid_scope"},
+		{"implicit flow", func(q url.Values) { q.Set("response_type", "token") }, "unsupported_response_type"},
+		{"no response type", func(q url.Values) { q.Del("response_type") }, "unsupported_response_type"},
+		{"oversized state", func(q url.Values) { q.Set("state", strings.Repeat("s", 2049)) }, "invalid_request"},
+		{"repeated scope", func(q url.Values) { q.Add("scope", "documents:read") }, "invalid_request"},
+		{"form_post", func(q url.Values) { q.Set("response_mode", "form_post") }, "unsupported_response_mode"},
+		{"unregistered redirect URI", func(q url.Values) { q.Set("redirect_uri", "https://attacker.example/cb") }, "invalid_request"},
+		{"redirect URI with another path", func(q url.Values) { q.Set("redirect_uri", "http://127.0.0.1:9/other") }, "invalid_request"},
+		{"unknown client", func(q url.Values) { q.Set("client_id", "cli_unknown") }, "invalid_client"},
+		// Both orders: the client and redirect URI are checked first, and
+		// either way nothing is redirected.
+		{"unknown client without PKCE", func(q url.Values) { q.Set("client_id", "cli_unknown"); noPKCE(q) }, "invalid_client"},
+		{"unregistered redirect URI without PKCE", func(q url.Values) { q.Set("redirect_uri", "https://attacker.example/cb"); noPKCE(q) }, "invalid_request"},
+		{"bad scope and bad resource", func(q url.Values) { q.Set("scope", "admin:all"); q.Set("resource", "https://elsewhere.example/mcp") }, "invalid_scope"},
+		{"no PKCE and bad resource", func(q url.Values) { noPKCE(q); q.Set("resource", "https://elsewhere.example/mcp") }, "invalid_request"},
+		{"oversized state without PKCE", func(q url.Values) { q.Set("state", strings.Repeat("s", 2049)); noPKCE(q) }, "invalid_request"},
+		// The attack of RFC 9700 §4.11.2: a registered client whose
+		// redirect is the attacker's, and a request that fails at once.
+		{"attacker's client without PKCE", func(q url.Values) {
+			q.Set("client_id", evil)
+			q.Set("redirect_uri", "https://evil.example/cb")
+			noPKCE(q)
+		}, "invalid_request"},
+		{"attacker's client with a bad scope", func(q url.Values) {
+			q.Set("client_id", evil)
+			q.Set("redirect_uri", "https://evil.example/cb")
+			q.Set("scope", "admin:all")
+		}, "invalid_scope"},
+		{"attacker's client, form_post", func(q url.Values) {
+			q.Set("client_id", evil)
+			q.Set("redirect_uri", "https://evil.example/cb")
+			q.Set("response_mode", "form_post")
+		}, "unsupported_response_mode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := h.newAuthz()
+			tc.edit(a.params)
+			b := newBrowser(t)
+			resp, err := b.c.Get(h.gw.URL + "/oauth/authorize?" + a.params.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := readAll(t, resp)
+			if resp.StatusCode/100 != 4 || resp.Header.Get("Location") != "" || resp.Request.URL.Host != strings.TrimPrefix(h.gw.URL, "http://") {
+				t.Fatalf("got %d Location %q at %s, want an error page on the gateway", resp.StatusCode, resp.Header.Get("Location"), resp.Request.URL)
+			}
+			if !strings.Contains(body, "not valid") || !strings.Contains(body, "Error code: <code>"+tc.code+"</code>") {
+				t.Fatalf("the page does not show error code %s:\n%s", tc.code, body)
+			}
+			if strings.Contains(body, "evil.example") || strings.Contains(body, "<script") || strings.Contains(body, "<form") {
+				t.Fatalf("the page links, scripts or posts:\n%s", body)
+			}
+			u, _ := url.Parse(h.gw.URL)
+			if len(b.c.Jar.Cookies(u)) != 0 {
+				t.Fatal("a refused request started a login session")
+			}
+		})
+	}
+}
+
+// TestErrorsBeforeConsentArePages: after the sign-in but before the
+// consent page, errors are pages too (the identity provider's error, a
+// client deleted in between); the user's answer on the consent page is
+// what goes back to the client (TestRefusals "deny").
+func TestErrorsBeforeConsentArePages(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	t.Run("the identity provider answers with an error", func(t *testing.T) {
+		b := newBrowser(t)
+		h.start(t, b, h.newAuthz())
+		ls := h.loginSession(t, b)
+		p := b.get(t, h.gw.URL+"/oauth/callback?error=access_denied&state="+url.QueryEscape(ls.IdPState))
+		if p.location != nil || p.status != http.StatusForbidden || !strings.Contains(p.body, "Error code: <code>access_denied</code>") {
+			t.Fatalf("got %d to %v:\n%s", p.status, p.location, p.body)
+		}
+	})
+	t.Run("the client is gone before the consent page", func(t *testing.T) {
+		gone := h.register(t, map[string]any{"redirect_uris": []string{redirectURI}})["client_id"].(string)
+		a := h.newAuthz()
+		a.params.Set("client_id", gone)
+		b := newBrowser(t)
+		p := h.start(t, b, a)
+		m := hiddenID.FindStringSubmatch(p.body)
+		if m == nil {
+			t.Fatalf("no login form: %d", p.status)
+		}
+		if err := h.st.DeleteClient(context.Background(), gone); err != nil {
+			t.Fatal(err)
+		}
+		p = b.post(t, h.idp.Issuer()+"/login", url.Values{"id": {m[1]}, "username": {"alice"}, "password": {"alice-pw"}})
+		if p.location != nil || p.status/100 != 4 || !strings.Contains(p.body, "Error code: <code>invalid_client</code>") {
+			t.Fatalf("got %d to %v:\n%s", p.status, p.location, p.body)
+		}
+	})
+}
+
+// TestConsentShowsNamesVisibly: a client stored with a bidirectional
+// override and a zero-width space in its name (a row from before the check
+// at registration) and a project named likewise are shown on the consent
+// page with those characters written out, never raw.
+func TestConsentShowsNamesVisibly(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	ctx := context.Background()
+	c, err := h.st.RegisterClient(ctx, "Claude\u200b Code\u202e", []string{redirectURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.st.CreateProject(ctx, "", "docs\u2066x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.AddMember(ctx, p.ID, alice); err != nil {
+		t.Fatal(err)
+	}
+	a := h.newAuthz()
+	a.params.Set("client_id", c.ClientID)
+	page := h.login(t, newBrowser(t), a, "alice", "alice-pw")
+	for _, raw := range []string{"\u200b", "\u202e", "\u2066"} {
+		if strings.Contains(page.body, raw) {
+			t.Errorf("the consent page carries %U raw", []rune(raw)[0])
+		}
+	}
+	for _, want := range []string{`<q>Claude\u200b Code\u202e</q>`, `docs\u2066x`} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the consent page does not show %s:\n%s", want, page.body)
+		}
 	}
 }

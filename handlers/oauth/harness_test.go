@@ -91,7 +91,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	cfg := oauth.Config{
 		Issuer: h.gw.URL, Resource: h.resource, Scopes: testScopes, Store: h.st, CodeTTL: o.codeTTL,
 		RegistrationsPerMinute: o.registrations, AuthorizationsPerMinute: o.authorizations, Refused: o.refused,
-		ClientMetadata: o.clientMetadata, Log: o.log,
+		ClientMetadata: o.clientMetadata, Log: o.log, AppRedirectSchemes: oauth.DefaultAppRedirectSchemes,
 	}
 	if !o.unconfigured {
 		cfg.IdentityProvider = oauth.NewIdentityProvider(oauth.IdentityProviderConfig{

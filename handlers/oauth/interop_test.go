@@ -52,12 +52,14 @@ func TestOptionalState(t *testing.T) {
 		})
 	}
 	t.Run("an error without state carries none", func(t *testing.T) {
+		b := newBrowser(t)
 		a := h.newAuthz()
 		a.params.Del("state")
-		a.params.Set("scope", "admin:all")
-		p := h.start(t, newBrowser(t), a)
-		if p.location == nil || p.location.Query().Get("error") != "invalid_scope" || p.location.Query().Has("state") {
-			t.Fatalf("got %d to %v, want invalid_scope and no state", p.status, p.location)
+		a.state = ""
+		p := h.login(t, b, a, "alice", "alice-pw")
+		p = h.consent(t, b, url.Values{"csrf_token": {csrfOf(t, p)}, "action": {"deny"}})
+		if p.location == nil || p.location.Query().Get("error") != "access_denied" || p.location.Query().Has("state") {
+			t.Fatalf("got %d to %v, want access_denied and no state", p.status, p.location)
 		}
 	})
 	t.Run("PKCE stays required without state", func(t *testing.T) {
@@ -65,8 +67,8 @@ func TestOptionalState(t *testing.T) {
 		a.params.Del("state")
 		a.params.Del("code_challenge")
 		p := h.start(t, newBrowser(t), a)
-		if p.location == nil || p.location.Query().Get("error") != "invalid_request" {
-			t.Fatalf("got %d to %v, want invalid_request", p.status, p.location)
+		if p.location != nil || !strings.Contains(p.body, "<code>invalid_request</code>") {
+			t.Fatalf("got %d to %v, want an invalid_request page", p.status, p.location)
 		}
 	})
 }

@@ -134,46 +134,49 @@ func clientRedirect(loc string) (string, error) {
 	return u.String(), nil
 }
 
-// authorizeError sends an authorization error back to the client when the
-// redirect URI is trustworthy, and shows it to the user otherwise (an
-// unknown client or unregistered redirect URI must not be redirected to).
-func (s *Server) authorizeError(w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, err error) {
+// Every client of this server is unverified in the sense of RFC 9700
+// §4.11.2: anyone may register one (RFC 7591) or name a metadata document
+// (cimd.go), with any redirect URI the registration rules accept. An error
+// found before the user has signed in and seen the consent page, which
+// names where the browser returns to, is therefore shown on the gateway's
+// own page (refusePage) and never redirected: otherwise a link to
+// /oauth/authorize without PKCE would send the browser straight to the
+// registrant's URI, and the gateway's origin would be an open redirector.
+// Only the user's answer on the consent page goes back to the client
+// (answerClient).
+
+// refusePage shows an authorization error on the gateway's error page,
+// with its OAuth error code; nothing is sent to the client.
+func (s *Server) refusePage(w http.ResponseWriter, err error) {
 	s.logProtocolError("authorization refused", err)
-	// Only query responses are sent: fosite's form_post answer is a page
-	// with inline script (knownParams keeps response_mode from reaching
-	// fosite; this is the second lock).
-	if ar == nil || !ar.IsRedirectURIValid() || (ar.GetResponseMode() != fosite.ResponseModeQuery && ar.GetResponseMode() != fosite.ResponseModeDefault) {
-		e := fosite.ErrorToRFC6749Error(err)
-		msg := e.DescriptionField
-		if e.HintField != "" {
-			msg += " " + e.HintField
-		}
-		status := e.CodeField
-		if status < 400 {
-			status = http.StatusBadRequest
-		}
-		s.errorPage(w, status, "This authorization request is not valid", msg)
-		return
+	e := fosite.ErrorToRFC6749Error(err)
+	msg := e.DescriptionField
+	if e.HintField != "" {
+		msg += " " + e.HintField
 	}
-	s.toClient(w, func(w http.ResponseWriter) { s.provider.WriteAuthorizeError(r.Context(), w, ar, err) })
+	status := e.CodeField
+	if status < 400 {
+		status = http.StatusBadRequest
+	}
+	web.Render(w, status, "oauth_error.html", web.OAuthError{
+		Title: "This authorization request is not valid", Message: msg, Code: e.ErrorField,
+	})
 }
 
-// refuseParams answers an authorization request knownParams refused: on
-// the client's redirect URI when the rest of the request makes it
-// trustworthy (fosite validates client and redirect URI), else on a page.
-func (s *Server) refuseParams(w http.ResponseWriter, r *http.Request, q url.Values, p *paramProblem) {
-	e := &fosite.RFC6749Error{ErrorField: p.code, DescriptionField: "The authorization request is not valid.", CodeField: http.StatusBadRequest}
-	e = e.WithHint(p.hint)
-	if !p.trustsRedirect() {
-		s.authorizeError(w, r, nil, e)
+// answerClient sends the outcome of a consent (an error such as
+// access_denied) to the client's redirect URI. The redirect URI was
+// validated by fosite and shown on the consent page; a request fosite
+// could not validate, or one asking for another response mode than query
+// (fosite's form_post answer is a page with inline script; knownParams
+// keeps response_mode from reaching fosite, this is the second lock), is
+// shown on a page instead.
+func (s *Server) answerClient(w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, err error) {
+	if ar == nil || !ar.IsRedirectURIValid() || (ar.GetResponseMode() != fosite.ResponseModeQuery && ar.GetResponseMode() != fosite.ResponseModeDefault) {
+		s.refusePage(w, err)
 		return
 	}
-	ar, err := s.parseAuthorization(r.Context(), q)
-	if err != nil && (ar == nil || !ar.IsRedirectURIValid()) {
-		s.authorizeError(w, r, ar, err)
-		return
-	}
-	s.authorizeError(w, r, ar, e)
+	s.logProtocolError("authorization refused", err)
+	s.toClient(w, func(w http.ResponseWriter) { s.provider.WriteAuthorizeError(r.Context(), w, ar, err) })
 }
 
 // authorize is /oauth/authorize.
@@ -183,18 +186,17 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, "This authorization request is not valid", "The request could not be parsed.")
 		return
 	}
-	q, problem := knownParams(r.Form)
+	q, problem := knownParams(r.Form, s.redirects)
 	if strings.TrimSpace(q.Get("scope")) == "" {
 		q.Set("scope", strings.Join(s.scopeNames(), " "))
 	}
 	if problem != nil {
 		s.refused(limitAuthorize, problem.reason)
-		s.refuseParams(w, r, q, problem)
+		s.refusePage(w, problem.err())
 		return
 	}
-	ar, err := s.parseAuthorization(ctx, q)
-	if err != nil {
-		s.authorizeError(w, r, ar, err)
+	if _, err := s.parseAuthorization(ctx, q); err != nil {
+		s.refusePage(w, err)
 		return
 	}
 	secret, err := store.NewToken(sessionPrefix)
@@ -286,13 +288,10 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e := q.Get("error"); e != "" {
-		ar, perr := s.replay(ctx, ls)
+		// The user has not seen the consent page: shown here, not sent
+		// to the client.
 		s.endSession(ctx, w, secret)
-		if perr != nil {
-			s.authorizeError(w, r, ar, perr)
-			return
-		}
-		s.authorizeError(w, r, ar, fosite.ErrAccessDenied.WithHintf("The identity provider answered %q.", e))
+		s.refusePage(w, fosite.ErrAccessDenied.WithHintf("The identity provider answered %q.", e))
 		return
 	}
 	subject, err := s.cfg.IdentityProvider.Exchange(ctx, q.Get("code"), ls.IdPVerifier, ls.IdPNonce)
@@ -331,8 +330,10 @@ func (s *Server) loadConsent(w http.ResponseWriter, r *http.Request) (consentSta
 	}
 	ar, err := s.replay(ctx, ls)
 	if err != nil {
+		// The request no longer holds (the client was deleted, say): the
+		// consent it would answer was not given, so it is shown here.
 		s.endSession(ctx, w, secret)
-		s.authorizeError(w, r, ar, err)
+		s.refusePage(w, err)
 		return consentState{}, false
 	}
 	projects, err := s.cfg.Store.ListProjectsForSubject(ctx, ls.Subject)
@@ -478,7 +479,7 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.PostForm.Get("action") != "allow" {
 		s.endSession(ctx, w, cs.secret)
-		s.authorizeError(w, r, cs.ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
+		s.answerClient(w, r, cs.ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
 		return
 	}
 	projectID := r.PostForm.Get("project")
@@ -502,7 +503,7 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 	resp, err := s.provider.NewAuthorizeResponse(ctx, cs.ar, &session{GrantID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject})
 	s.endSession(ctx, w, cs.secret)
 	if err != nil {
-		s.authorizeError(w, r, cs.ar, err)
+		s.answerClient(w, r, cs.ar, err)
 		return
 	}
 	s.toClient(w, func(w http.ResponseWriter) { s.provider.WriteAuthorizeResponse(ctx, w, cs.ar, resp) })

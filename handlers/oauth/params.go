@@ -2,8 +2,11 @@ package oauth
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
+
+	"github.com/ory/fosite"
 )
 
 // An authorization request is stored in the login session (and replayed at
@@ -33,7 +36,8 @@ var authorizeParamBytes = map[string]int{
 const maxResourceValues = 2
 
 // paramProblem is why an authorization request is refused before fosite
-// sees it: the OAuth error code, the parameter and a hint for the client.
+// sees it: the OAuth error code, the parameter and a hint, which the error
+// page shows.
 type paramProblem struct {
 	code  string // invalid_request or unsupported_response_mode
 	param string
@@ -42,20 +46,18 @@ type paramProblem struct {
 	reason string
 }
 
-// trustsRedirect reports whether the problem leaves the redirect URI
-// usable for the error: a problem with client_id or redirect_uri itself
-// must be shown to the user, never sent to that URI (RFC 6749 §4.1.2.1).
-func (p *paramProblem) trustsRedirect() bool {
-	return p.param != "client_id" && p.param != "redirect_uri"
+// err is the problem as the OAuth error the page shows.
+func (p *paramProblem) err() *fosite.RFC6749Error {
+	e := &fosite.RFC6749Error{ErrorField: p.code, DescriptionField: "The authorization request is not valid.", CodeField: http.StatusBadRequest}
+	return e.WithHint(p.hint)
 }
 
 // knownParams returns the parameters of an authorization request this
 // server keeps, and the first problem found. Problems are checked in a
 // fixed order (client and redirect URI first) so the answer does not
 // depend on map order. With a problem, the returned values hold only the
-// parameters that passed, so that fosite can still say whether the
-// client's redirect URI may carry the error.
-func knownParams(form url.Values) (url.Values, *paramProblem) {
+// parameters that passed.
+func knownParams(form url.Values, rule redirectRule) (url.Values, *paramProblem) {
 	out := url.Values{}
 	var first *paramProblem
 	note := func(p *paramProblem) {
@@ -81,7 +83,7 @@ func knownParams(form url.Values) (url.Values, *paramProblem) {
 			continue
 		}
 		if name == "redirect_uri" && vals[0] != "" {
-			if err := checkRedirectURI(vals[0]); err != nil {
+			if err := rule.check(vals[0]); err != nil {
 				note(&paramProblem{"invalid_request", name, err.Error() + ".", "invalid_redirect_uri"})
 				continue
 			}

@@ -68,7 +68,7 @@ func TestKnownParams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := valid()
 			tc.edit(in)
-			out, p := knownParams(in)
+			out, p := knownParams(in, newRedirectRule(DefaultAppRedirectSchemes))
 			switch {
 			case tc.param == "" && p != nil:
 				t.Fatalf("refused %+v", p)

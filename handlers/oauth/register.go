@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/web"
 )
 
 // RFC 7591 dynamic client registration. fosite has none, so this is
@@ -20,7 +19,7 @@ import (
 // grant with PKCE and refresh tokens, and may ask for the gateway's scopes.
 // Registration is open (MCP clients register themselves), so it is bounded:
 // a few redirect URIs, each https, http on a loopback host or a private-use
-// scheme (checkRedirectURI), short names, and a per-address rate limit (see
+// scheme (redirectRule), short names, and a per-address rate limit (see
 // Routes).
 
 // Registration limits.
@@ -57,7 +56,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be one JSON object of client metadata")
 		return
 	}
-	if code, msg := checkRegistration(&req); code != "" {
+	if code, msg := checkRegistration(&req, s.redirects); code != "" {
 		writeError(w, http.StatusBadRequest, code, msg)
 		return
 	}
@@ -83,14 +82,15 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// checkRegistration validates and completes a registration; it returns an
-// RFC 7591 error code and message, or "" when the request is acceptable.
-func checkRegistration(req *registration) (string, string) {
+// checkRegistration validates and completes a registration, its redirect
+// URIs by rule; it returns an RFC 7591 error code and message, or "" when
+// the request is acceptable.
+func checkRegistration(req *registration, rule redirectRule) (string, string) {
 	if len(req.RedirectURIs) == 0 || len(req.RedirectURIs) > maxRegisteredRedirectURIs {
 		return "invalid_redirect_uri", fmt.Sprintf("give 1 to %d redirect_uris", maxRegisteredRedirectURIs)
 	}
 	for _, u := range req.RedirectURIs {
-		if err := checkRedirectURI(u); err != nil {
+		if err := rule.check(u); err != nil {
 			return "invalid_redirect_uri", err.Error()
 		}
 	}
@@ -114,67 +114,12 @@ func checkRegistration(req *registration) (string, string) {
 	if req.ClientName == "" {
 		req.ClientName = "unnamed MCP client"
 	}
-	if !utf8.ValidString(req.ClientName) || utf8.RuneCountInString(req.ClientName) > maxClientNameRunes ||
-		strings.ContainsFunc(req.ClientName, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return "invalid_client_metadata", fmt.Sprintf("client_name must be printable text of at most %d characters", maxClientNameRunes)
+	// The name is shown to people (consent page, admin list-clients):
+	// no control, bidirectional or invisible character may make it read
+	// as another (the pages escape them too, for rows stored before).
+	if utf8.RuneCountInString(req.ClientName) > maxClientNameRunes || web.Visible(req.ClientName) != req.ClientName {
+		return "invalid_client_metadata", fmt.Sprintf(
+			"client_name must be printable text of at most %d characters, without control, bidirectional or invisible characters", maxClientNameRunes)
 	}
 	return "", ""
-}
-
-// checkRedirectURI accepts the redirect URIs of DESIGN §8.1: https, http
-// on a loopback host (RFC 8252 §7.3, any port) and private-use schemes of
-// native apps (RFC 8252 §7.1: cursor://…, vscode://…, com.example.app:/cb),
-// never a scheme of deniedRedirectSchemes, and never with a fragment or
-// user information.
-func checkRedirectURI(raw string) error {
-	if len(raw) > maxRedirectURIBytes {
-		return fmt.Errorf("a redirect URI is longer than %d bytes", maxRedirectURIBytes)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Opaque != "" {
-		return fmt.Errorf("redirect URI %q is not an absolute URL", raw)
-	}
-	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return fmt.Errorf("redirect URI %q has a fragment", raw)
-	}
-	if u.User != nil {
-		return fmt.Errorf("redirect URI %q has user information", raw)
-	}
-	switch {
-	case u.Scheme == "https" && u.Host != "":
-		return nil
-	case u.Scheme == "http" && u.Host != "":
-		if isLoopback(u.Hostname()) {
-			return nil
-		}
-		return fmt.Errorf("redirect URI %q: http is allowed only on loopback (127.0.0.1, [::1], localhost); use https", raw)
-	case u.Scheme == "http" || u.Scheme == "https":
-		return fmt.Errorf("redirect URI %q has no host", raw)
-	case slices.Contains(deniedRedirectSchemes, u.Scheme):
-		return fmt.Errorf("redirect URI %q: scheme %q is never a redirect target", raw, u.Scheme)
-	case u.Host == "" && !strings.HasPrefix(u.Path, "/"):
-		return fmt.Errorf("redirect URI %q: a private-use scheme needs a path (scheme:/path, RFC 8252 §7.1)", raw)
-	}
-	return nil
-}
-
-// deniedRedirectSchemes are schemes that a browser runs, reads locally or
-// treats as something other than handing a URL to an app: a code sent to
-// them would execute script, read files or leave the browser's control.
-// Every other scheme is a private-use scheme an app claims (RFC 8252 §7.1).
-var deniedRedirectSchemes = []string{
-	"javascript", "vbscript", "data", "file", "blob", "filesystem", "about",
-	"view-source", "chrome", "chrome-extension", "moz-extension", "ws", "wss", "ftp", "mailto", "tel", "sms",
-}
-
-// isPrivateUse reports whether a checked redirect URI uses a private-use
-// scheme rather than https or loopback http.
-func isPrivateUse(u *url.URL) bool { return u.Scheme != "https" && u.Scheme != "http" }
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -93,6 +93,12 @@ type Config struct {
 	// ClientMetadata turns on Client ID Metadata Documents (cimd.go);
 	// without hosts they are off.
 	ClientMetadata ClientMetadataConfig
+	// AppRedirectSchemes are the single-label private-use redirect schemes
+	// clients may register (redirects.go), each passing
+	// CheckAppRedirectScheme; nil allows none (reverse-DNS schemes,
+	// https and loopback http are always allowed).
+	// DefaultAppRedirectSchemes is the configuration's default.
+	AppRedirectSchemes []string
 }
 
 // Server is the authorization server.
@@ -103,6 +109,8 @@ type Server struct {
 	origin   string
 	// cimd fetches client metadata documents; nil when they are off.
 	cimd *metadataFetcher
+	// redirects is the one redirect URI rule.
+	redirects redirectRule
 }
 
 // New builds the authorization server. A Config without an identity
@@ -121,7 +129,18 @@ func New(cfg Config) *Server {
 	if err != nil || u.Host == "" {
 		panic("oauth: Config.Issuer must be an absolute URL")
 	}
-	s := &Server{cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host, cimd: newMetadataFetcher(cfg.ClientMetadata, cfg.Log, cfg.NewCounter)}
+	for _, sc := range cfg.AppRedirectSchemes {
+		if err := CheckAppRedirectScheme(sc); err != nil {
+			panic("oauth: Config.AppRedirectSchemes: " + err.Error())
+		}
+	}
+	s := &Server{
+		cfg: cfg, secure: u.Scheme == "https", origin: u.Scheme + "://" + u.Host,
+		cimd: newMetadataFetcher(cfg.ClientMetadata, cfg.Log, cfg.NewCounter), redirects: newRedirectRule(cfg.AppRedirectSchemes),
+	}
+	if s.cimd != nil {
+		s.cimd.redirects = s.redirects
+	}
 	fc := &fosite.Config{
 		AccessTokenLifespan:   cfg.AccessTokenTTL,
 		RefreshTokenLifespan:  cfg.RefreshTokenTTL,
@@ -132,10 +151,10 @@ func New(cfg Config) *Server {
 		},
 		EnforcePKCE:                    true,
 		EnablePKCEPlainChallengeMethod: false,
-		// checkRedirectURI's policy (https, loopback http, private-use
+		// The redirect URI rule (https, loopback http, private-use
 		// schemes), which registration applied already; fosite's strict
 		// checker would refuse the private-use schemes of native apps.
-		RedirectSecureChecker: func(_ context.Context, u *url.URL) bool { return checkRedirectURI(u.String()) == nil },
+		RedirectSecureChecker: func(_ context.Context, u *url.URL) bool { return s.redirects.check(u.String()) == nil },
 		// Every authorization gets a refresh token; no offline scope needed.
 		RefreshTokenScopes: []string{},
 		TokenURL:           cfg.Issuer + "/oauth/token",

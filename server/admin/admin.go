@@ -16,8 +16,11 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/web"
 )
 
 // UsageError is a command line the admin CLI refuses before touching the
@@ -164,13 +167,51 @@ func (a *adminRun) print(fields ...field) error {
 		for _, f := range fields {
 			obj[f.key] = f.value
 		}
-		return json.NewEncoder(a.out).Encode(obj)
+		return a.writeJSON(obj)
 	}
 	tw := tabwriter.NewWriter(a.out, 0, 0, 2, ' ', 0)
 	for _, f := range fields {
-		fmt.Fprintf(tw, "%s\t%s\n", f.key, human(f.value))
+		fmt.Fprintf(tw, "%s\t%s\n", f.key, web.Visible(human(f.value)))
 	}
 	return tw.Flush()
+}
+
+// writeJSON writes v as one line of JSON in which every character a
+// terminal would hide or reorder (web.Hidden: bidirectional controls,
+// zero-width characters, C1 controls and DEL, which encoding/json writes
+// raw) is a \u escape: the same JSON value, but an operator reading the
+// output sees a client name's U+202E as \u202e, not text turned around.
+func (a *adminRun) writeJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = a.out.Write(append(visibleJSON(b), '\n'))
+	return err
+}
+
+// visibleJSON escapes web.Hidden characters in encoded JSON. Outside
+// strings JSON is ASCII, so every such character is inside a string, where
+// \uXXXX (a surrogate pair above U+FFFF) stands for it exactly.
+func visibleJSON(b []byte) []byte {
+	if !bytes.ContainsFunc(b, web.Hidden) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+32)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		switch {
+		case web.Hidden(r) && r > 0xFFFF:
+			hi, lo := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
+		case web.Hidden(r):
+			out = fmt.Appendf(out, `\u%04x`, r)
+		default:
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return out
 }
 
 // printList writes records: a JSON array with --json, else blocks
@@ -194,7 +235,7 @@ func (a *adminRun) printList(records [][]field) error {
 			}
 			arr = append(arr, obj)
 		}
-		return json.NewEncoder(a.out).Encode(arr)
+		return a.writeJSON(arr)
 	}
 	if len(records) == 0 {
 		_, err := fmt.Fprintln(a.out, "(none)")

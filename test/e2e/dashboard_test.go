@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/store/storetest"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // dashboardFile is the Grafana dashboard docs/metrics.md links.
@@ -110,8 +111,11 @@ func TestGrafanaDashboard(t *testing.T) {
 	promtoolCheckExprs(t, exprs)
 
 	emu, d := startDemoEmulator(t)
+	// The dashboard reads the store's row counts too, which only the
+	// metrics listener serves.
 	docs := newDocStack(t, storetest.SQLiteURL(t), stackOptions{env: map[string]string{
 		"AGENT_GATEWAY_FORGEJO_ORIGIN": emu.URL(),
+		"AGENT_GATEWAY_METRICS_LISTEN": gatewaytest.FreeAddr(t),
 	}})
 	gw := docs.gw
 	fj := gw.Connect(t, "/mcp/forgejo", d.ReaderToken)
@@ -119,7 +123,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	if page, out := callDiff(t, fj, map[string]any{"owner": d.Owner, "repo": d.PublicRepo, "index": d.OpenPull}); page == nil {
 		t.Fatalf("diff page: %v", out)
 	}
-	code, exposition := get(t, gw.URL+"/metrics")
+	code, exposition := get(t, gw.MetricsURL)
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)
 	}

@@ -184,7 +184,13 @@ func (s *docStack) grant(t *testing.T, project, subject, scopes string) string {
 // store and returns its exit code, stdout and stderr.
 func (s *docStack) runAdmin(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(gatewaytest.Binary(t), append(append([]string{"admin"}, args...), "--json")...)
+	return runCommand(t, s.adminCmd(t, append(args, "--json")...))
+}
+
+// adminCmd is the admin CLI with args, on the stack's store.
+func (s *docStack) adminCmd(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(gatewaytest.Binary(t), append([]string{"admin"}, args...)...)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AGENT_GATEWAY_") && !strings.HasPrefix(kv, "HEYAIRA_") {
@@ -193,7 +199,7 @@ func (s *docStack) runAdmin(t *testing.T, args ...string) (int, string, string) 
 	}
 	// The race runtime sleeps a second at exit unless told not to.
 	cmd.Env = append(env, "AGENT_GATEWAY_DATABASE_URL="+s.dbURL, "AGENT_GATEWAY_DATA_DIR="+s.dataDir, "GORACE=atexit_sleep_ms=0")
-	return runCommand(t, cmd)
+	return cmd
 }
 
 // admin runs an admin command that must succeed and returns its JSON object.

@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/store/storetest"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // metricsCatalogue is every series docs/metrics.md documents; the test
@@ -36,14 +38,16 @@ var metricsCatalogue = []string{
 	"agent_gateway_idle_connections_closed_total",
 }
 
-// TestMetricsCatalogue exercises every catalogue, scrapes /metrics, checks
-// it with promtool, finds every documented series, and proves no label
-// carries an owner, repository, path or credential.
+// TestMetricsCatalogue exercises every catalogue, scrapes /metrics on the
+// metrics listener, checks it with promtool, finds every documented
+// series, and proves no label carries an owner, repository, path or
+// credential.
 func TestMetricsCatalogue(t *testing.T) {
 	emu, d := startDemoEmulator(t)
 	docs := newDocStack(t, storetest.SQLiteURL(t), stackOptions{env: map[string]string{
 		"AGENT_GATEWAY_FORGEJO_ORIGIN":            emu.URL(),
 		"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE": "30",
+		"AGENT_GATEWAY_METRICS_LISTEN":            gatewaytest.FreeAddr(t),
 	}})
 	gw := docs.gw
 
@@ -63,7 +67,10 @@ func TestMetricsCatalogue(t *testing.T) {
 		postRPC(t, gw.URL+"/oauth/register", `{"redirect_uris":["http://127.0.0.1:9/cb"]}`, nil)
 	}
 
-	code, exposition := get(t, gw.URL+"/metrics")
+	if code, _ := get(t, gw.URL+"/metrics"); code != http.StatusNotFound {
+		t.Fatalf("/metrics on the API listener with metrics.listen set: %d", code)
+	}
+	code, exposition := get(t, gw.MetricsURL)
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)
 	}
@@ -157,4 +164,41 @@ func labelValues(exposition string) []string {
 		}
 	}
 	return out
+}
+
+// storeSeries count what the store holds; the metrics listener alone
+// serves them (docs/metrics.md).
+var storeSeries = []string{"agent_gateway_oauth_rows", "agent_gateway_oauth_purged_rows_total"}
+
+// TestMetricsRowCountsPrivate: without metrics.listen, /metrics on the
+// API listener, which every caller can reach, serves the OAuth refusals
+// and purge runs but not the OAuth row counts; with it, the API listener
+// has no /metrics and the metrics listener has the row counts.
+func TestMetricsRowCountsPrivate(t *testing.T) {
+	single := gatewaytest.Start(t, gatewaytest.Options{})
+	code, public := get(t, single.URL+"/metrics")
+	if code != http.StatusOK || !strings.Contains(public, "\nagent_gateway_oauth_purge_runs_total") ||
+		!strings.Contains(public, "\nagent_gateway_oauth_refusals_total") {
+		t.Fatalf("/metrics on the only listener: %d", code)
+	}
+	for _, name := range storeSeries {
+		if strings.Contains(public, name) {
+			t.Errorf("/metrics on the API listener shows %s:\n%s", name, grepLines(public, name))
+		}
+	}
+
+	split := gatewaytest.Start(t, gatewaytest.Options{Env: map[string]string{"AGENT_GATEWAY_METRICS_LISTEN": gatewaytest.FreeAddr(t)}})
+	if code, _ := get(t, split.URL+"/metrics"); code != http.StatusNotFound {
+		t.Fatalf("/metrics on the API listener with metrics.listen set: %d", code)
+	}
+	code, private := get(t, split.MetricsURL)
+	if code != http.StatusOK {
+		t.Fatalf("the metrics listener: %d", code)
+	}
+	// The purge runs at start and sets the row gauges.
+	for _, want := range []string{`agent_gateway_oauth_rows{table="clients"} 0`, `agent_gateway_oauth_purged_rows_total{table="clients"} 0`} {
+		if !strings.Contains(private, want) {
+			t.Errorf("the metrics listener lacks %s", want)
+		}
+	}
 }

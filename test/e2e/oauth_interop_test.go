@@ -34,6 +34,26 @@ const nativeRedirect = "cursor://anysphere.cursor-mcp/oauth/callback"
 // and the answer (not followed).
 func consentAnswer(t *testing.T, gwURL string, params url.Values) (string, *http.Response) {
 	t.Helper()
+	browser, resp, body := consentPage(t, gwURL, params)
+	csrf, project := consentCSRF.FindStringSubmatch(body), projectOpt.FindStringSubmatch(body)
+	if csrf == nil || project == nil {
+		t.Fatalf("login: want the consent page, got %d at %s:\n%s", resp.StatusCode, resp.Request.URL, body)
+	}
+	csp := resp.Header.Get("Content-Security-Policy")
+	resp, err := browser.PostForm(gwURL+"/oauth/consent", url.Values{
+		"csrf_token": {html.UnescapeString(csrf[1])}, "project": {project[1]}, "action": {"allow"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return csp, resp
+}
+
+// consentPage logs alice in for the authorization request params and
+// returns her browser (stopping at the client's redirect), the consent
+// page's response and its body.
+func consentPage(t *testing.T, gwURL string, params url.Values) (*http.Client, *http.Response, string) {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
 		if strings.HasPrefix(req.URL.String(), headlessRedirect) || req.URL.Scheme != "http" {
@@ -57,14 +77,10 @@ func consentAnswer(t *testing.T, gwURL string, params url.Values) (string, *http
 	}
 	loginURL := resp.Request.URL.Scheme + "://" + resp.Request.URL.Host + "/login"
 	resp, body = read(browser.PostForm(loginURL, url.Values{"id": {m[1]}, "username": {"alice"}, "password": {alicePassword}}))
-	csrf, project := consentCSRF.FindStringSubmatch(body), projectOpt.FindStringSubmatch(body)
-	if resp.StatusCode != http.StatusOK || csrf == nil || project == nil {
+	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("login: want the consent page, got %d at %s:\n%s", resp.StatusCode, resp.Request.URL, body)
 	}
-	csp := resp.Header.Get("Content-Security-Policy")
-	resp, _ = read(browser.PostForm(gwURL+"/oauth/consent", url.Values{
-		"csrf_token": {html.UnescapeString(csrf[1])}, "project": {project[1]}, "action": {"allow"}}))
-	return csp, resp
+	return browser, resp, body
 }
 
 // bearerCall posts one JSON-RPC message to the documents endpoint.

@@ -136,11 +136,11 @@ func (p *Process) scan(t testing.TB, metrics string) {
 	p.canaries.Check(t, "the /metrics exposition", metrics)
 }
 
-// scrapeMetrics fetches /metrics from the API listener; "" when it is not
-// served there or the process is gone.
+// scrapeMetrics fetches the whole /metrics exposition (MetricsURL); ""
+// when the process is gone.
 func (p *Process) scrapeMetrics() string {
 	c := &http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get(p.URL + "/metrics")
+	resp, err := c.Get(p.MetricsURL)
 	if err != nil {
 		return ""
 	}

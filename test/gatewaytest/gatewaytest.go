@@ -151,6 +151,11 @@ type Process struct {
 	canaries  *Canaries
 	done      chan struct{}
 	waitErr   error
+
+	// MetricsURL is where the whole /metrics exposition is: on
+	// AGENT_GATEWAY_METRICS_LISTEN when the test set it, else on the API
+	// listener (which then leaves out the store's row counts).
+	MetricsURL string
 }
 
 // Start runs the gateway and waits for /healthz. The process is stopped
@@ -170,6 +175,10 @@ func Start(t testing.TB, o Options) *Process {
 		env[k] = v
 	}
 	p.DataDir = env["AGENT_GATEWAY_DATA_DIR"] // the caller's, when it chose one
+	p.MetricsURL = p.URL + "/metrics"
+	if m := env["AGENT_GATEWAY_METRICS_LISTEN"]; m != "" {
+		p.MetricsURL = "http://" + m + "/metrics"
+	}
 	cmdName := o.Command
 	if cmdName == "" {
 		cmdName = "serve"
