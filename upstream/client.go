@@ -71,6 +71,7 @@ func New(cfg Config) *Client {
 			MaxResponseHeaderBytes: 64 << 10,
 		}
 	}
+	base = &wireTransport{next: base}
 	if cfg.Tracing != nil {
 		base = newTracingTransport(base, cfg.Name, cfg.Tracing)
 	}

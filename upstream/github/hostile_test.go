@@ -197,3 +197,48 @@ func TestHostileUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestReusedConnectionDropped: GitHub answers a Contents read on a
+// kept-alive connection, then closes that connection on the next read's
+// request without answering it. The read is sent once: the second call is
+// provider_unavailable and the Contents route counts exactly two requests.
+// A transport that re-sent the GET on a new connection would count three
+// and return that connection's answer as a success. (The token mint goes
+// on a connection of its own, so the first read's connection is fresh.)
+func TestReusedConnectionDropped(t *testing.T) {
+	noLeak(t)
+	app, err := NewApp(testAppID, appKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := githubPaths()[0]
+	srv := hostile.StartDropReused(t, hostile.ByPath(p.route, hostile.Respond(p.answer),
+		hostile.Respond(jsonAnswer(201, tokenAnswer("ghs_hostiletesttoken")))))
+	origin, err := upstream.ParseOrigin(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := upstream.New(upstream.Config{Name: "github", Origin: origin, IOTimeout: hostileTimeout})
+	t.Cleanup(up.CloseIdleConnections)
+	tokens := NewInstallations(up, app)
+	client := NewClient(up, tokens)
+	if _, err := p.call(context.Background(), tokens, client); err != nil {
+		t.Fatalf("first read: %v", err)
+	}
+	out, err := p.call(context.Background(), tokens, client)
+	if err == nil {
+		t.Fatalf("second read: a result (%T) from a request GitHub never answered", out)
+	}
+	if got := codeOf(t, err); got != toolerr.ProviderUnavailable {
+		t.Fatalf("second read: code %q (%v), want provider_unavailable", got, err)
+	}
+	hits := 0
+	for _, path := range srv.Paths() {
+		if strings.HasPrefix(path, p.route) {
+			hits++
+		}
+	}
+	if hits != 2 {
+		t.Fatalf("the Contents route saw %d requests for two reads, want 2 (all: %q)", hits, srv.Paths())
+	}
+}
