@@ -59,4 +59,9 @@ type emptyBody struct{}
 
 func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }
 
+// WriteTo writes nothing. net/http copies a body of unknown length with
+// io.Copy; without WriteTo that would end in the connection's ReadFrom,
+// which allocates a 32 KiB buffer for every request.
+func (emptyBody) WriteTo(io.Writer) (int64, error) { return 0, nil }
+
 func (emptyBody) Close() error { return nil }
