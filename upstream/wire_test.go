@@ -31,29 +31,7 @@ func startScript(t *testing.T, answers ...string) *scriptServer {
 		t.Fatal(err)
 	}
 	s := &scriptServer{ln: ln, answers: answers}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		ln.Close()
-		s.mu.Lock()
-		for _, c := range s.open {
-			c.Close()
-		}
-		s.mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.conns++
-			s.open = append(s.open, c)
-			s.mu.Unlock()
-			wg.Go(func() { s.serve(c) })
-		}
-	})
+	serveScript(t, s)
 	return s
 }
 
@@ -96,6 +74,113 @@ func (s *scriptServer) connections() int {
 	return s.conns
 }
 
+// readAll GETs /x and reads the whole body.
+func readAll(t *testing.T, c *Client) (string, error) {
+	t.Helper()
+	resp, err := get(t, c, "x")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+// TestContentLengthLines: an answer whose head carries more than one
+// Content-Length line is refused as framing, whatever the lines'
+// spelling, whether they agree, and whatever the status; one line in any
+// spelling is read. Over raw TCP, because net/http merges identical lines
+// before any header is visible.
+func TestContentLengthLines(t *testing.T) {
+	noLeaks(t)
+	head := func(status string, lines ...string) string {
+		return "HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\n" + strings.Join(lines, "\r\n") + "\r\n\r\n"
+	}
+	cases := []struct {
+		name   string
+		answer string
+		ok     bool
+	}{
+		{"one line", head("200 OK", "Content-Length: 5") + "hello", true},
+		{"one line, lower case", head("200 OK", "content-length: 5") + "hello", true},
+		{"one line, upper case", head("200 OK", "CONTENT-LENGTH: 5") + "hello", true},
+		{"chunked, no length", head("200 OK", "Transfer-Encoding: chunked") + "5\r\nhello\r\n0\r\n\r\n", true},
+		{"two identical lines", head("200 OK", "Content-Length: 5", "Content-Length: 5") + "hello", false},
+		{"two lines, other spellings", head("200 OK", "content-length: 5", "Content-Length: 5") + "hello", false},
+		{"two lines apart", head("200 OK", "Content-Length: 5", "X-Other: 1", "CONTENT-LENGTH: 5") + "hello", false},
+		{"two differing lines", head("200 OK", "Content-Length: 5", "Content-Length: 6") + "hello!", false},
+		{"three lines", head("200 OK", "Content-Length: 5", "Content-Length: 5", "Content-Length: 5") + "hello", false},
+		{"a list in one line", head("200 OK", "Content-Length: 5, 5") + "hello", false},
+		{"two lines on an error status", head("404 Not Found", "Content-Length: 2", "Content-Length: 2") + "no", false},
+		{"two lines in a 1xx head before the answer", "HTTP/1.1 103 Early Hints\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n" +
+			head("200 OK", "Content-Length: 5") + "hello", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := startScript(t, c.answer)
+			obs := &observed{}
+			body, err := readAll(t, clientFor(t, srv.url(), obs))
+			if c.ok {
+				if err != nil || body != "hello" {
+					t.Fatalf("got %q, %v; want the body", body, err)
+				}
+				return
+			}
+			ue := wantKind(t, err, KindFraming)
+			if strings.Contains(ue.Error(), "hello") {
+				t.Fatalf("the error quotes the answer: %v", ue)
+			}
+			if len(obs.kinds) != 1 || obs.kinds[0] != KindFraming {
+				t.Fatalf("observed %v", obs.kinds)
+			}
+			if n := len(srv.requests()); n != 1 {
+				t.Fatalf("%d requests, want 1", n)
+			}
+		})
+	}
+}
+
+// TestContentLengthOnReusedConnection: the count follows each answer on a
+// kept-alive connection, across every body framing net/http reuses a
+// connection after; a refused answer's connection is not used again.
+func TestContentLengthOnReusedConnection(t *testing.T) {
+	noLeaks(t)
+	const good = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+	const dup = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello"
+	cases := []struct {
+		name  string
+		first string
+	}{
+		{"after a length", good},
+		{"after a body that looks like a head", "HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n"},
+		{"after chunks and a trailer", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nhel\r\n2\r\nlo\r\n0\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n"},
+		{"after 204", "HTTP/1.1 204 No Content\r\n\r\n"},
+		{"after a 1xx head", "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + good},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := startScript(t, c.first, good, dup, good)
+			client := clientFor(t, srv.url(), nil)
+			for i := range 2 {
+				if _, err := readAll(t, client); err != nil {
+					t.Fatalf("answer %d: %v", i+1, err)
+				}
+			}
+			if n := srv.connections(); n != 1 {
+				t.Fatalf("%d connections for two answers, want one kept alive", n)
+			}
+			_, err := readAll(t, client)
+			wantKind(t, err, KindFraming)
+			if body, err := readAll(t, client); err != nil || body != "hello" {
+				t.Fatalf("after the refusal: %q, %v", body, err)
+			}
+			if n := srv.connections(); n != 2 {
+				t.Fatalf("%d connections, want the refused answer's closed and one new", n)
+			}
+		})
+	}
+}
+
 // TestRequestOnTheWire: a GET goes out as a body-less request — no
 // Content-Length, no Transfer-Encoding, nothing after the head — though
 // sendOnce gives it a body of its own; a POST carries its payload with
@@ -128,6 +213,24 @@ func TestRequestOnTheWire(t *testing.T) {
 	if post := reqs[2]; !strings.HasPrefix(post, "POST /x HTTP/1.1\r\n") || !strings.Contains(post, "\r\nContent-Length: 7\r\n") ||
 		!strings.HasSuffix(post, "\r\n\r\n{\"a\":1}") || strings.Contains(strings.ToLower(post), "transfer-encoding") {
 		t.Fatalf("the POST on the wire:\n%q", post)
+	}
+}
+
+// TestHeadIsNeverSent: the connection's head count frames every answer
+// by its head, which an answer to HEAD is not; the gateway has no HEAD
+// request, and one is refused before it leaves.
+func TestHeadIsNeverSent(t *testing.T) {
+	noLeaks(t)
+	srv := startScript(t, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
+	c := clientFor(t, srv.url(), nil)
+	req, err := c.NewRequest(t.Context(), http.MethodHead, nil, nil, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Do(req)
+	wantKind(t, err, KindRequest)
+	if n := len(srv.requests()); n != 0 {
+		t.Fatalf("%d requests reached the upstream", n)
 	}
 }
 

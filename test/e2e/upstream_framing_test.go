@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
@@ -12,7 +13,8 @@ import (
 
 // The upstream framing rules through the real binary (docs/tools.md,
 // "Upstream requests and answers"): every upstream request goes out at
-// most once. The upstream is a raw TCP server (test/hostile) serving
+// most once, and an answer with more than one Content-Length line is
+// refused. The upstream is a raw TCP server (test/hostile) serving
 // answers the Core emulator gave, byte for byte, so that only the
 // misbehaviour under test differs from a genuine Core.
 
@@ -107,6 +109,33 @@ func TestUpstreamRequestSentOnce(t *testing.T) {
 			}
 			if n := routeHits(srv, c.route); n != 2 {
 				t.Fatalf("Core saw %d requests for two calls, want 2 (%q)", n, srv.Paths())
+			}
+		})
+	}
+}
+
+// TestUpstreamOneContentLength: an answer carrying its true
+// Content-Length twice, as two identical lines, is refused:
+// evidence_framing for the diff, upstream_malformed for a read. The same
+// answers with one line are read (TestUpstreamRequestSentOnce's first
+// calls).
+func TestUpstreamOneContentLength(t *testing.T) {
+	cases := emulatorAnswers(t)
+	srv := hostile.Start(t, byRoute(cases, func(a hostile.Answer) hostile.Behaviour { return hostile.Respond(hostile.TwoLengths(a)) }))
+	gw := gatewaytest.Start(t, gatewaytest.Options{Env: map[string]string{"AGENT_GATEWAY_FORGEJO_ORIGIN": srv.URL()}})
+	want := map[string]string{"anonymous read": "upstream_malformed", "diff evidence": "evidence_framing"}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := gw.Connect(t, "/mcp/forgejo", c.bearer)
+			out, isErr := callTool(t, s, c.tool, c.args)
+			if !isErr || errorCode(t, out) != want[c.name] {
+				t.Fatalf("got %v, want %s", out, want[c.name])
+			}
+			if text := mustJSON(t, out); strings.Contains(text, fmt.Sprint(len(c.answer.Body))) {
+				t.Fatalf("the error quotes the header value: %s", text)
+			}
+			if n := routeHits(srv, c.route); n != 1 {
+				t.Fatalf("Core saw %d requests, want 1", n)
 			}
 		})
 	}

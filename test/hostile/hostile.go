@@ -35,6 +35,19 @@ type Answer struct {
 	Body   []byte
 }
 
+// TwoLengths returns a with its true Content-Length sent twice, as two
+// identical field lines: a framing net/http merges into one before the
+// header is visible, and seed 000's one canonical Content-Length refuses.
+func TwoLengths(a Answer) Answer {
+	a.Header = a.Header.Clone()
+	if a.Header == nil {
+		a.Header = http.Header{}
+	}
+	n := strconv.Itoa(len(a.Body))
+	a.Header["Content-Length"] = []string{n, n}
+	return a
+}
+
 // head renders the status line and headers, with extra header lines.
 func (a Answer) head(extra ...string) string {
 	status := a.Status

@@ -163,6 +163,7 @@ func TestHostileUpstream(t *testing.T) {
 				{"endless headers", hostile.EndlessHeaders(), code(p.framing), 0},
 				{"1,000 Via headers", hostile.ManyVia(p.answer, 1000, 0), "", 0},
 				{"1,000 Via headers over 64 KiB", hostile.ManyVia(p.answer, 1000, 80), code(p.framing), 0},
+				{"two identical Content-Length lines", hostile.Respond(hostile.TwoLengths(p.answer)), code(p.framing), 0},
 				{"JSON nesting over 32 levels", hostile.Respond(with(p.nested)), code(p.malformed), 0},
 				{"JSON nesting of 100,000 levels", hostile.Respond(with(p.nestedExtreme)), code(p.malformed), 0},
 				{"huge number", hostile.Respond(with(p.hugeNumber)), code(p.malformed), 0},

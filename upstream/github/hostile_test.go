@@ -131,6 +131,7 @@ func TestHostileUpstream(t *testing.T) {
 				{"endless headers", hostile.EndlessHeaders(), toolerr.ProviderMalformed, 0},
 				{"1,000 Via headers", hostile.ManyVia(p.answer, 1000, 0), "", 0},
 				{"1,000 Via headers over 64 KiB", hostile.ManyVia(p.answer, 1000, 80), toolerr.ProviderMalformed, 0},
+				{"two identical Content-Length lines", hostile.Respond(hostile.TwoLengths(p.answer)), toolerr.ProviderMalformed, 0},
 				{"JSON nesting over 32 levels", hostile.Respond(with(p.nested)), toolerr.ProviderMalformed, 0},
 				{"JSON nesting past encoding/json's limit", hostile.Respond(with(p.nestedExtreme)), toolerr.ProviderMalformed, 0},
 				{"huge number", hostile.Respond(with(p.hugeNumber)), toolerr.ProviderMalformed, 0},
