@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -33,16 +32,8 @@ func TestAppKeyFileProtected(t *testing.T) {
 			"HEYAIRA_GITHUB_APP_ID=1",
 			"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE="+key,
 		)
-		var out, errs bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errs
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, out.String() + errs.String()
+		code, out, errs := runCommand(t, cmd)
+		return code, out + errs
 	}
 	if code, out := run(t, "serve", "--config-test"); code != 0 {
 		t.Fatalf("a 0600 key file: --config-test exit %d\n%s", code, out)

@@ -102,6 +102,19 @@ func githubPaths() []githubPath {
 	}
 }
 
+// hostileClient is the GitHub client and its token source over srv.
+func hostileClient(t *testing.T, srv *hostile.Server, app *App) (*Installations, *Client) {
+	t.Helper()
+	origin, err := upstream.ParseOrigin(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := upstream.New(upstream.Config{Name: "github", Origin: origin, IOTimeout: hostileTimeout})
+	t.Cleanup(up.CloseIdleConnections)
+	tokens := NewInstallations(up, app)
+	return tokens, NewClient(up, tokens)
+}
+
 // TestHostileUpstream points the Contents read and the token mint at an
 // upstream that misbehaves at the byte level. Each misbehaviour ends in a
 // clean error with its stable code (or a correct result holding none of
@@ -145,14 +158,7 @@ func TestHostileUpstream(t *testing.T) {
 					before := noLeak(t)
 					genuine := hostile.Respond(jsonAnswer(201, tokenAnswer("ghs_hostiletesttoken")))
 					srv := hostile.Start(t, hostile.ByPath(p.route, c.b, genuine))
-					origin, err := upstream.ParseOrigin(srv.URL())
-					if err != nil {
-						t.Fatal(err)
-					}
-					up := upstream.New(upstream.Config{Name: "github", Origin: origin, IOTimeout: hostileTimeout})
-					t.Cleanup(up.CloseIdleConnections)
-					tokens := NewInstallations(up, app)
-					client := NewClient(up, tokens)
+					tokens, client := hostileClient(t, srv, app)
 					ctx := context.Background()
 					if c.callerDeadline > 0 {
 						var cancel context.CancelFunc
@@ -215,14 +221,7 @@ func TestReusedConnectionDropped(t *testing.T) {
 	p := githubPaths()[0]
 	srv := hostile.StartDropReused(t, hostile.ByPath(p.route, hostile.Respond(p.answer),
 		hostile.Respond(jsonAnswer(201, tokenAnswer("ghs_hostiletesttoken")))))
-	origin, err := upstream.ParseOrigin(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := upstream.New(upstream.Config{Name: "github", Origin: origin, IOTimeout: hostileTimeout})
-	t.Cleanup(up.CloseIdleConnections)
-	tokens := NewInstallations(up, app)
-	client := NewClient(up, tokens)
+	tokens, client := hostileClient(t, srv, app)
 	if _, err := p.call(context.Background(), tokens, client); err != nil {
 		t.Fatalf("first read: %v", err)
 	}
