@@ -48,6 +48,39 @@ func TestKubernetesManifests(t *testing.T) {
 	if spec["terminationGracePeriodSeconds"].(int) <= 30 {
 		t.Error("terminationGracePeriodSeconds must exceed shutdown_grace (30 s) so calls drain")
 	}
+	// The App key file must be the pod user's own, mode 0600 (the gateway
+	// refuses anything else): it is an in-memory volume an init container
+	// fills from the Secret, never the Secret volume itself, whose files
+	// are root's and, with fsGroup, group readable.
+	volumes := map[string]map[string]any{}
+	for _, v := range spec["volumes"].([]any) {
+		v := v.(map[string]any)
+		volumes[v["name"].(string)] = v
+	}
+	keyVolume := ""
+	for _, m := range c["volumeMounts"].([]any) {
+		if m := m.(map[string]any); m["mountPath"] == "/etc/agent-gateway/github" {
+			keyVolume = m["name"].(string)
+		}
+	}
+	if v := volumes[keyVolume]; v == nil || v["emptyDir"] == nil || v["secret"] != nil {
+		t.Errorf("the App key volume %q is not an emptyDir: %v", keyVolume, v)
+	}
+	filled := false
+	inits, _ := spec["initContainers"].([]any)
+	for _, ic := range inits {
+		ic := ic.(map[string]any)
+		cmd := strings.Join(anyStrings(ic["command"]), " ")
+		mounts, _ := ic["volumeMounts"].([]any)
+		for _, m := range mounts {
+			if m.(map[string]any)["name"] == keyVolume && strings.Contains(cmd, "-m 0600") {
+				filled = true
+			}
+		}
+	}
+	if !filled {
+		t.Error("no init container copies the App key into its volume with mode 0600")
+	}
 	// The embedded gateway configuration must be valid YAML naming only
 	// known sections (the gateway's own loader checks keys in server tests).
 	cm := kinds["ConfigMap"]["data"].(map[string]any)["agent-gateway.yaml"].(string)
@@ -70,4 +103,13 @@ func TestSystemdUnitSandboxed(t *testing.T) {
 			t.Errorf("unit lacks %s", want)
 		}
 	}
+}
+
+func anyStrings(v any) []string {
+	var out []string
+	list, _ := v.([]any)
+	for _, s := range list {
+		out = append(out, s.(string))
+	}
+	return out
 }

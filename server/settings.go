@@ -118,7 +118,7 @@ var settings = []setting{
 		c.GitHubAppID = n
 		return nil
 	}},
-	{key: "github.private_key_file", help: "PEM file of the GitHub App private key (env HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE)", set: func(c *Config, v string) error { c.GitHubAppKeyFile = v; return nil }},
+	{key: "github.private_key_file", help: "PEM file of the GitHub App private key, mode 0600 or 0400 and owned by the gateway's user (env HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE)", set: func(c *Config, v string) error { c.GitHubAppKeyFile = v; return nil }},
 	{key: "metrics.listen", flag: "metrics-listen", help: "separate host:port for /metrics (default: the API listener)", set: func(c *Config, v string) error {
 		if v != "" {
 			if _, _, err := net.SplitHostPort(v); err != nil {

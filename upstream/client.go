@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -24,8 +25,9 @@ type Config struct {
 	IOTimeout time.Duration
 	// Observer, if set, is told about every exchange (metrics).
 	Observer Observer
-	// Transport overrides the base transport (tests only).
-	Transport http.RoundTripper
+	// RootCAs, if set, are the roots an https origin's certificate must
+	// chain to instead of the system's (tests only).
+	RootCAs *x509.CertPool
 	// Tracing, if set, makes each exchange a span (tracing.otlp_endpoint);
 	// nil adds nothing to the exchange.
 	Tracing *Tracing
@@ -57,20 +59,7 @@ func New(cfg Config) *Client {
 	if cfg.IOTimeout <= 0 {
 		cfg.IOTimeout = DefaultIOTimeout
 	}
-	base := cfg.Transport
-	if base == nil {
-		base = &http.Transport{
-			Proxy:                  nil, // a fixed origin is reached directly, never via ambient proxy settings
-			DialContext:            (&net.Dialer{Timeout: cfg.IOTimeout, KeepAlive: 30 * time.Second}).DialContext,
-			ForceAttemptHTTP2:      true,
-			MaxIdleConns:           256,
-			MaxIdleConnsPerHost:    256,
-			IdleConnTimeout:        90 * time.Second,
-			TLSHandshakeTimeout:    cfg.IOTimeout,
-			DisableCompression:     true, // we ask for identity and refuse anything else
-			MaxResponseHeaderBytes: 64 << 10,
-		}
-	}
+	var base http.RoundTripper = &wireTransport{next: newBaseTransport(cfg.IOTimeout, cfg.RootCAs)}
 	if cfg.Tracing != nil {
 		base = newTracingTransport(base, cfg.Name, cfg.Tracing)
 	}
@@ -180,6 +169,9 @@ func classify(err error, wd *watchdog) error {
 	if malformedHead(err) {
 		return &Error{Kind: KindFraming, Reason: "the response head is malformed or over 64 KiB", Err: err}
 	}
+	if badLengthFraming(err) {
+		return &Error{Kind: KindFraming, Reason: "invalid Content-Length or Transfer-Encoding", Err: err}
+	}
 	return &Error{Kind: KindUnavailable, Reason: "connection failed", Err: err}
 }
 
@@ -194,6 +186,17 @@ func malformedHead(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "server response headers exceeded") ||
 		strings.Contains(s, "malformed HTTP") || strings.Contains(s, "malformed MIME header")
+}
+
+// badLengthFraming recognises the errors net/http returns, instead of a
+// response, for a head whose length framing it cannot parse: "bad
+// Content-Length", "invalid empty Content-Length", "multiple
+// Content-Length headers" (differing values), "unsupported transfer
+// encoding", "too many transfer encodings". Like malformedHead, the text
+// is matched, as net/http has no error types for them.
+func badLengthFraming(err error) bool {
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "content-length") || strings.Contains(s, "transfer encoding") || strings.Contains(s, "transfer-encoding")
 }
 
 // ReadBounded reads all of r, refusing more than max bytes with KindTooLarge.

@@ -35,6 +35,19 @@ type Answer struct {
 	Body   []byte
 }
 
+// TwoLengths returns a with its true Content-Length sent twice, as two
+// identical field lines: a framing net/http merges into one before the
+// header is visible, and seed 000's one canonical Content-Length refuses.
+func TwoLengths(a Answer) Answer {
+	a.Header = a.Header.Clone()
+	if a.Header == nil {
+		a.Header = http.Header{}
+	}
+	n := strconv.Itoa(len(a.Body))
+	a.Header["Content-Length"] = []string{n, n}
+	return a
+}
+
 // head renders the status line and headers, with extra header lines.
 func (a Answer) head(extra ...string) string {
 	status := a.Status
@@ -81,6 +94,8 @@ type Server struct {
 	mu       sync.Mutex
 	conns    map[net.Conn]bool
 	paths    []string
+	// dropReused: see StartDropReused.
+	dropReused bool
 }
 
 // Start serves b on 127.0.0.1 until the test ends; Close (also run at
@@ -88,11 +103,29 @@ type Server struct {
 // leak check after it sees only the client's goroutines.
 func Start(t testing.TB, b Behaviour) *Server {
 	t.Helper()
+	return start(t, b, false)
+}
+
+// StartDropReused serves like Start, except that a connection is kept
+// open after b answered its first request, and the second request on it
+// is read whole (and counted, like every request) before the connection
+// is closed without an answer: a forge closing a reused keep-alive
+// connection just as the client sends on it. b must answer with the
+// connection kept alive (no Connection: close). A client that sends a
+// request only once sees the second call fail; one whose transport
+// re-sends it on a new connection makes the server count an extra request
+// and gets that connection's first answer.
+func StartDropReused(t testing.TB, b Behaviour) *Server {
+	t.Helper()
+	return start(t, b, true)
+}
+
+func start(t testing.TB, b Behaviour, dropReused bool) *Server {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{ln: ln, done: make(chan struct{}), conns: map[net.Conn]bool{}}
+	s := &Server{ln: ln, done: make(chan struct{}), conns: map[net.Conn]bool{}, dropReused: dropReused}
 	s.wg.Add(1)
 	go s.accept(b)
 	t.Cleanup(s.Close)
@@ -148,20 +181,36 @@ func (s *Server) accept(b Behaviour) {
 				s.mu.Unlock()
 				conn.Close()
 			}()
-			// One request per connection: every behaviour ends the exchange,
-			// so each request meets the behaviour afresh.
-			req, err := http.ReadRequest(bufio.NewReader(conn))
-			if err != nil {
+			// One answered request per connection: every behaviour ends the
+			// exchange, so each request meets the behaviour afresh.
+			br := bufio.NewReader(conn)
+			req := s.read(br)
+			if req == nil {
 				return
 			}
-			_, _ = io.Copy(io.Discard, req.Body)
-			s.requests.Add(1)
-			s.mu.Lock()
-			s.paths = append(s.paths, req.URL.EscapedPath())
-			s.mu.Unlock()
 			b(conn, req, s.done)
+			if s.dropReused {
+				// The next request on the kept-alive connection is read
+				// whole and counted, then the connection is closed on it.
+				s.read(br)
+			}
 		}()
 	}
+}
+
+// read reads one request and its body and counts it; nil when the
+// connection ended first.
+func (s *Server) read(br *bufio.Reader) *http.Request {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return nil
+	}
+	_, _ = io.Copy(io.Discard, req.Body)
+	s.requests.Add(1)
+	s.mu.Lock()
+	s.paths = append(s.paths, req.URL.EscapedPath())
+	s.mu.Unlock()
+	return req
 }
 
 // closeOnDone closes conn when the server shuts down, until stop is

@@ -99,29 +99,15 @@ func evidenceStatusError(status int) *toolerr.Error {
 
 // evidenceTransportError maps a transport failure of the evidence GET. It
 // differs from TransportError in one way: framing the strict transport or
-// net/http itself refused (a Content-Encoding, an unparsable or conflicting
-// Content-Length, an unsupported Transfer-Encoding) is evidence_framing.
+// net/http itself refused (a Content-Encoding, more than one Content-Length
+// line, an unparsable Content-Length, an unsupported Transfer-Encoding:
+// KindFraming) is evidence_framing.
 func evidenceTransportError(err error) *toolerr.Error {
 	var ue *upstream.Error
-	if errors.As(err, &ue) {
-		switch {
-		case ue.Kind == upstream.KindFraming:
-			return toolerr.Wrap(err, toolerr.EvidenceFraming, "the evidence response framing was refused: %s", ue.Reason)
-		case ue.Kind == upstream.KindUnavailable && ue.Err != nil && netHTTPFramingError(ue.Err):
-			return toolerr.Wrap(err, toolerr.EvidenceFraming, "the evidence response framing was refused: invalid Content-Length or Transfer-Encoding")
-		}
+	if errors.As(err, &ue) && ue.Kind == upstream.KindFraming {
+		return toolerr.Wrap(err, toolerr.EvidenceFraming, "the evidence response framing was refused: %s", ue.Reason)
 	}
 	return TransportError(err)
-}
-
-// netHTTPFramingError recognises the errors net/http returns, instead of a
-// response, for a response head whose length framing it cannot parse:
-// "bad Content-Length", "multiple Content-Length headers", "unsupported
-// transfer encoding". net/http has no error types for them, so the text is
-// matched; TestEvidenceFraming pins each case.
-func netHTTPFramingError(err error) bool {
-	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "content-length") || strings.Contains(s, "transfer encoding") || strings.Contains(s, "transfer-encoding")
 }
 
 // exactBody holds the body to its Content-Length: it hands the verifier at

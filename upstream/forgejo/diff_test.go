@@ -219,24 +219,48 @@ func TestEvidenceFraming(t *testing.T) {
 	}
 }
 
-// TestEvidenceDuplicateContentLength documents what net/http does with a
-// repeated, identical Content-Length over HTTP/1.1: it merges the lines
-// into one (RFC 9110 §8.6 allows this, since the length is unambiguous)
-// before the gateway sees the header, so the answer is read. Differing
-// values are refused (above), and over HTTP/2 the repeated field stays
-// visible and is refused by CheckEvidenceFraming (below).
+// TestEvidenceDuplicateContentLength: seed 000 wants one canonical
+// Content-Length line. Over HTTP/1.1 net/http merges repeated identical
+// lines into one before any header is visible, so the strict transport
+// counts them on the connection: two lines are evidence_framing whether
+// they agree and however they are spelled; one line in any spelling is
+// read. Over HTTP/2 the repeated field stays visible in the header, which
+// the transport and CheckEvidenceFraming (below) both refuse.
 func TestEvidenceDuplicateContentLength(t *testing.T) {
 	body := sampleEntity()
-	s := startRaw(t, func(string) []byte {
-		return answer("200 OK", nil, []string{"Content-Length: " + strconv.Itoa(len(body))}, body)
-	})
-	if _, err := s.client(t, 5*time.Second).PullDiffEvidence(context.Background(), upstream.Credential{}, request()); err != nil {
-		t.Fatalf("merged duplicate refused: %v", err)
+	n := strconv.Itoa(len(body))
+	for _, c := range []struct {
+		name  string
+		lines []string
+		want  toolerr.Code
+	}{
+		{"one line", []string{"Content-Length: " + n}, ""},
+		{"one line, lower case", []string{"content-length: " + n}, ""},
+		{"two identical lines", []string{"Content-Length: " + n, "Content-Length: " + n}, toolerr.EvidenceFraming},
+		{"two lines, other spellings", []string{"content-length: " + n, "CONTENT-LENGTH: " + n}, toolerr.EvidenceFraming},
+		{"two differing lines", []string{"Content-Length: " + n, "Content-Length: 1" + n}, toolerr.EvidenceFraming},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startRaw(t, func(string) []byte { return answer("200 OK", []string{"Content-Length"}, c.lines, body) })
+			v, err := s.client(t, 5*time.Second).PullDiffEvidence(context.Background(), upstream.Credential{}, request())
+			if c.want == "" {
+				if err != nil || !bytes.Equal(v.Window, sampleDiff) {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if v != nil || codeOf(t, err) != c.want {
+				t.Fatalf("got %v, want %s", err, c.want)
+			}
+			if msg := toolerr.As(err).Message; strings.Contains(msg, n) {
+				t.Fatalf("the message quotes a header value: %q", msg)
+			}
+		})
 	}
 	resp := &http.Response{
 		Header: http.Header{
 			"Content-Type": {"application/json"}, "Cache-Control": {"private, no-store"}, "Accept-Ranges": {"none"},
-			"Content-Length": {strconv.Itoa(len(body)), strconv.Itoa(len(body))},
+			"Content-Length": {n, n},
 		},
 		ContentLength: -1, // what the HTTP/2 transport sets for a repeated length
 	}

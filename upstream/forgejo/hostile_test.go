@@ -163,6 +163,7 @@ func TestHostileUpstream(t *testing.T) {
 				{"endless headers", hostile.EndlessHeaders(), code(p.framing), 0},
 				{"1,000 Via headers", hostile.ManyVia(p.answer, 1000, 0), "", 0},
 				{"1,000 Via headers over 64 KiB", hostile.ManyVia(p.answer, 1000, 80), code(p.framing), 0},
+				{"two identical Content-Length lines", hostile.Respond(hostile.TwoLengths(p.answer)), code(p.framing), 0},
 				{"JSON nesting over 32 levels", hostile.Respond(with(p.nested)), code(p.malformed), 0},
 				{"JSON nesting of 100,000 levels", hostile.Respond(with(p.nestedExtreme)), code(p.malformed), 0},
 				{"huge number", hostile.Respond(with(p.hugeNumber)), code(p.malformed), 0},
@@ -243,4 +244,38 @@ func resultText(t *testing.T, out any, err error) string {
 		t.Fatal("a raw NUL reached the encoded outcome")
 	}
 	return string(b)
+}
+
+// TestReusedConnectionDropped: Core answers a call on a kept-alive
+// connection, then closes that connection on the next call's request
+// without answering it. Every client path sends that request once: the
+// second call fails with an honest unavailable (delivery_uncertain for
+// the write), and the upstream counts exactly two requests. A transport
+// that re-sent the request on a new connection would make three and
+// return that connection's answer as the second call's success.
+func TestReusedConnectionDropped(t *testing.T) {
+	for _, p := range hostilePaths() {
+		t.Run(p.name, func(t *testing.T) {
+			noLeak(t)
+			srv := hostile.StartDropReused(t, hostile.Respond(p.answer))
+			client := hostileClient(t, srv)
+			if _, err := p.call(context.Background(), client); err != nil {
+				t.Fatalf("first call: %v", err)
+			}
+			out, err := p.call(context.Background(), client)
+			want := p.failure
+			if want == "" {
+				want = toolerr.UpstreamUnavailable
+			}
+			if err == nil {
+				t.Fatalf("second call: a result (%T) from a request the upstream never answered", out)
+			}
+			if got := codeOf(err); got != want {
+				t.Fatalf("second call: code %q (%v), want %s", got, err, want)
+			}
+			if n := srv.Requests(); n != 2 {
+				t.Fatalf("the upstream saw %d requests for two calls, want 2", n)
+			}
+		})
+	}
 }

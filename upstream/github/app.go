@@ -17,7 +17,6 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -47,10 +46,11 @@ func NewApp(id int64, key *rsa.PrivateKey) (*App, error) {
 	return &App{id: id, key: key, now: time.Now}, nil
 }
 
-// LoadApp reads the App's PEM private key (PKCS #1 or PKCS #8) from a file.
-// Its errors never quote the file's content.
+// LoadApp reads the App's PEM private key (PKCS #1 or PKCS #8) from a
+// protected file: mode 0600 or 0400, owned by the user the gateway runs as
+// (readKeyFile). Its errors never quote the file's content.
 func LoadApp(id int64, keyFile string) (*App, error) {
-	pem, err := os.ReadFile(keyFile)
+	pem, err := readKeyFile(keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("github app private key: %w", err)
 	}

@@ -102,6 +102,19 @@ func githubPaths() []githubPath {
 	}
 }
 
+// hostileClient is the GitHub client and its token source over srv.
+func hostileClient(t *testing.T, srv *hostile.Server, app *App) (*Installations, *Client) {
+	t.Helper()
+	origin, err := upstream.ParseOrigin(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := upstream.New(upstream.Config{Name: "github", Origin: origin, IOTimeout: hostileTimeout})
+	t.Cleanup(up.CloseIdleConnections)
+	tokens := NewInstallations(up, app)
+	return tokens, NewClient(up, tokens)
+}
+
 // TestHostileUpstream points the Contents read and the token mint at an
 // upstream that misbehaves at the byte level. Each misbehaviour ends in a
 // clean error with its stable code (or a correct result holding none of
@@ -131,6 +144,7 @@ func TestHostileUpstream(t *testing.T) {
 				{"endless headers", hostile.EndlessHeaders(), toolerr.ProviderMalformed, 0},
 				{"1,000 Via headers", hostile.ManyVia(p.answer, 1000, 0), "", 0},
 				{"1,000 Via headers over 64 KiB", hostile.ManyVia(p.answer, 1000, 80), toolerr.ProviderMalformed, 0},
+				{"two identical Content-Length lines", hostile.Respond(hostile.TwoLengths(p.answer)), toolerr.ProviderMalformed, 0},
 				{"JSON nesting over 32 levels", hostile.Respond(with(p.nested)), toolerr.ProviderMalformed, 0},
 				{"JSON nesting past encoding/json's limit", hostile.Respond(with(p.nestedExtreme)), toolerr.ProviderMalformed, 0},
 				{"huge number", hostile.Respond(with(p.hugeNumber)), toolerr.ProviderMalformed, 0},
@@ -144,14 +158,7 @@ func TestHostileUpstream(t *testing.T) {
 					before := noLeak(t)
 					genuine := hostile.Respond(jsonAnswer(201, tokenAnswer("ghs_hostiletesttoken")))
 					srv := hostile.Start(t, hostile.ByPath(p.route, c.b, genuine))
-					origin, err := upstream.ParseOrigin(srv.URL())
-					if err != nil {
-						t.Fatal(err)
-					}
-					up := upstream.New(upstream.Config{Name: "github", Origin: origin, IOTimeout: hostileTimeout})
-					t.Cleanup(up.CloseIdleConnections)
-					tokens := NewInstallations(up, app)
-					client := NewClient(up, tokens)
+					tokens, client := hostileClient(t, srv, app)
 					ctx := context.Background()
 					if c.callerDeadline > 0 {
 						var cancel context.CancelFunc
@@ -195,5 +202,43 @@ func TestHostileUpstream(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestReusedConnectionDropped: GitHub answers a Contents read on a
+// kept-alive connection, then closes that connection on the next read's
+// request without answering it. The read is sent once: the second call is
+// provider_unavailable and the Contents route counts exactly two requests.
+// A transport that re-sent the GET on a new connection would count three
+// and return that connection's answer as a success. (The token mint goes
+// on a connection of its own, so the first read's connection is fresh.)
+func TestReusedConnectionDropped(t *testing.T) {
+	noLeak(t)
+	app, err := NewApp(testAppID, appKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := githubPaths()[0]
+	srv := hostile.StartDropReused(t, hostile.ByPath(p.route, hostile.Respond(p.answer),
+		hostile.Respond(jsonAnswer(201, tokenAnswer("ghs_hostiletesttoken")))))
+	tokens, client := hostileClient(t, srv, app)
+	if _, err := p.call(context.Background(), tokens, client); err != nil {
+		t.Fatalf("first read: %v", err)
+	}
+	out, err := p.call(context.Background(), tokens, client)
+	if err == nil {
+		t.Fatalf("second read: a result (%T) from a request GitHub never answered", out)
+	}
+	if got := codeOf(t, err); got != toolerr.ProviderUnavailable {
+		t.Fatalf("second read: code %q (%v), want provider_unavailable", got, err)
+	}
+	hits := 0
+	for _, path := range srv.Paths() {
+		if strings.HasPrefix(path, p.route) {
+			hits++
+		}
+	}
+	if hits != 2 {
+		t.Fatalf("the Contents route saw %d requests for two reads, want 2 (all: %q)", hits, srv.Paths())
 	}
 }

@@ -1,0 +1,159 @@
+package github
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agent-gateway/agent-gateway/test/githubemu"
+)
+
+// httpMethods are the request methods, as Go source could spell them.
+var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE"}
+
+// TestNoGitHubWritePath is the static half of seed 002's "does not push
+// code, open pull requests, or change deployment infrastructure": in the
+// package's production code every request method is http.MethodGet, but
+// one http.MethodPost in Installations.mint (the installation token,
+// which writes nothing of a repository). A method from a variable or a
+// string, any other method constant, a second POST, or a request built
+// other than through upstream.Exchange (NewRequest, Do) fails it.
+func TestNoGitHubWritePath(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	posts, parsed := 0, 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed++
+		for _, decl := range f.Decls {
+			fn, _ := decl.(*ast.FuncDecl)
+			inMint := fn != nil && fn.Name.Name == "mint" && fn.Recv != nil
+			ast.Inspect(decl, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.SelectorExpr:
+					if id, ok := n.X.(*ast.Ident); ok && id.Name == "http" && strings.HasPrefix(n.Sel.Name, "Method") {
+						switch {
+						case n.Sel.Name == "MethodGet":
+						case n.Sel.Name == "MethodPost" && inMint:
+							posts++
+						default:
+							t.Errorf("%s: http.%s", fset.Position(n.Pos()), n.Sel.Name)
+						}
+					}
+					if up, ok := n.X.(*ast.SelectorExpr); ok && up.Sel.Name == "up" && n.Sel.Name != "Exchange" {
+						t.Errorf("%s: the upstream client used other than through Exchange (%s)", fset.Position(n.Pos()), n.Sel.Name)
+					}
+				case *ast.BasicLit:
+					if s, err := strconv.Unquote(n.Value); n.Kind == token.STRING && err == nil && slices.Contains(httpMethods, strings.ToUpper(s)) {
+						t.Errorf("%s: a method as a string, %q", fset.Position(n.Pos()), s)
+					}
+				case *ast.AssignStmt:
+					for i, lhs := range n.Lhs {
+						if sel, ok := lhs.(*ast.SelectorExpr); ok && sel.Sel.Name == "Method" && i < len(n.Rhs) && !isMethodConst(n.Rhs[i]) {
+							t.Errorf("%s: Method set from %T, not a method constant", fset.Position(n.Pos()), n.Rhs[i])
+						}
+					}
+				case *ast.KeyValueExpr:
+					if k, ok := n.Key.(*ast.Ident); ok && k.Name == "Method" && !isMethodConst(n.Value) {
+						t.Errorf("%s: Method: from %T, not a method constant", fset.Position(n.Pos()), n.Value)
+					}
+				}
+				return true
+			})
+		}
+	}
+	if parsed < 5 || posts != 1 {
+		t.Fatalf("%d files, %d POSTs in mint: want the package's files and exactly the mint's POST", parsed, posts)
+	}
+}
+
+func isMethodConst(e ast.Expr) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == "http" && strings.HasPrefix(sel.Sel.Name, "Method")
+}
+
+// TestGitHubClientSendsOnlyReads is the dynamic half: every exported
+// method of the package's types that talks to GitHub is called against
+// the emulator, and every request it sends is a GET except the token
+// mint's POST. The exported methods are listed, so a new one fails here
+// until it is walked too.
+func TestGitHubClientSendsOnlyReads(t *testing.T) {
+	exported := func(v any) []string {
+		var out []string
+		typ := reflect.TypeOf(v)
+		for i := range typ.NumMethod() {
+			out = append(out, typ.Method(i).Name)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		v    any
+		want []string
+	}{
+		{&Client{}, []string{"BranchHead", "GetFile"}},
+		{&Installations{}, []string{"Configured", "Invalidate", "Observe", "Token"}},
+		{&App{}, []string{"ID", "JWT"}},
+	} {
+		if got := exported(c.v); !slices.Equal(got, c.want) {
+			t.Fatalf("%T has the exported methods %v; walk the new ones below, then list them: %v", c.v, got, c.want)
+		}
+	}
+	s := newStack(t, githubemu.Options{}, true)
+	ctx := context.Background()
+	d := s.docs
+	if _, err := s.client.GetFile(ctx, s.req(d.Readme)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.client.BranchHead(ctx, BranchRequest{InstallationID: d.InstallationID, Owner: "octo", Repo: "docs", Branch: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.tokens.Token(ctx, d.InstallationID, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tokens.Invalidate(d.InstallationID, "docs", tok)
+	if _, err := s.tokens.Token(ctx, d.InstallationID, "docs"); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.tokens.Configured()
+	s.tokens.Observe(func(string) {})
+	routes := map[githubemu.Route]int{}
+	for _, r := range s.emu.Requests() {
+		routes[r.Route]++
+		switch {
+		case r.Method == http.MethodGet && (r.Route == githubemu.RouteContents || r.Route == githubemu.RouteBranch):
+		case r.Method == http.MethodPost && r.Route == githubemu.RouteToken:
+		default:
+			t.Errorf("%s %s (route %s): a request that is neither a read nor the token mint", r.Method, r.RawPath, r.Route)
+		}
+	}
+	if routes[githubemu.RouteContents] == 0 || routes[githubemu.RouteBranch] == 0 || routes[githubemu.RouteToken] != 2 {
+		t.Fatalf("routes %v: the walk did not reach every route (two mints: one before, one after Invalidate)", routes)
+	}
+}
