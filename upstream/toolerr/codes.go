@@ -8,6 +8,18 @@ import (
 // Code is a stable, machine-readable error code.
 type Code string
 
+// outcome is how one code reaches a caller. status and rpc are the HTTP
+// status and JSON-RPC error code of a refusal with the code answered
+// before any tool runs (middleware); both are zero for a code that only
+// ever arrives inside a tool result (HTTP 200, isError). meaning is the
+// code's line in docs/tools.md, "Error codes".
+type outcome struct {
+	code    Code
+	status  int
+	rpc     int
+	meaning string
+}
+
 // The stable codes. Adding one is a contract change: give it its row in
 // outcomes below and the same row in docs/tools.md's "Error codes" table;
 // the package's tests fail until both exist and agree.
@@ -77,18 +89,6 @@ const (
 	CatalogChanged        Code = "catalog_changed"
 	ReplayMismatch        Code = "replay_mismatch"
 )
-
-// outcome is how one code reaches a caller. status and rpc are the HTTP
-// status and JSON-RPC error code of a refusal with the code answered
-// before any tool runs (middleware); both are zero for a code that only
-// ever arrives inside a tool result (HTTP 200, isError). meaning is the
-// code's line in docs/tools.md, "Error codes".
-type outcome struct {
-	code    Code
-	status  int
-	rpc     int
-	meaning string
-}
 
 // outcomes is the one table of codes: it decides each code's presentation
 // (HTTPStatus, RPCCode) and its reference line in docs/tools.md, in the
