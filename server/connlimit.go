@@ -2,17 +2,13 @@ package server
 
 import (
 	"crypto/tls"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // connLimiter bounds the open connections of the API listener: in all and
@@ -140,21 +136,6 @@ func (l *connLimiter) forget(c *limitedConn) {
 		delete(l.perIP, c.ip)
 	}
 }
-
-// refusedAnswer is the whole HTTP answer to a refused connection, written
-// before any HTTP server reads the request: overloaded, with the status and
-// body middleware.Refuse would give it (toolerr's code table).
-var refusedAnswer = func() string {
-	e := toolerr.New(toolerr.Overloaded, "the gateway is at its bound of open connections; retry later")
-	body, err := json.Marshal(e.Body())
-	if err != nil {
-		panic(err)
-	}
-	body = append(body, '\n')
-	status := e.Code.HTTPStatus()
-	return "HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n" +
-		"Retry-After: 1\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body)
-}()
 
 // refuse answers a refused connection 503 (plain HTTP) and closes it,
 // reading what the client sends for up to a second first so the client
