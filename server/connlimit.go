@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -152,13 +151,6 @@ func (l *connLimiter) forget(c *limitedConn) {
 		delete(l.perIP, c.key)
 	}
 }
-
-// refusedAnswer is the whole HTTP answer to a refused connection.
-var refusedAnswer = func() string {
-	body := `{"error":{"code":"overloaded","message":"the gateway is at its bound of open connections; retry later"}}` + "\n"
-	return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n" +
-		"Retry-After: 1\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-}()
 
 // refuse answers a refused connection 503 (plain HTTP) and closes it,
 // reading what the client sends for up to a second first so the client

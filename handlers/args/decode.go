@@ -61,7 +61,7 @@ func (s *spec) member(dst reflect.Value, seen map[string]bool, name string, valu
 	if !ok {
 		return refuse(name, "unknown member %q", name)
 	}
-	return f.set(dst.Field(f.index), value)
+	return f.set(dst.FieldByIndex(f.index), value)
 }
 
 // required refuses the first required member not seen.

@@ -255,6 +255,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"name":{"a":[1,"}"]}}`))
 	f.Add([]byte(`{"count":1}{}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		// The same members lent by embedded structs decode alike.
+		sameAsFlat(t, raw)
 		got, err := Decode[testArgs](raw)
 		// The one-pass reading of a valid object must agree with the
 		// token walk, member by member and refusal by refusal.

@@ -13,7 +13,11 @@
 //	desc:"…"                description shown to the model
 //
 // Supported field types are string, int64 and bool, and pointers to them for
-// optional members. The rules: arguments are one JSON object of valid UTF-8;
+// optional members. An embedded struct (untagged, not a pointer) lends its
+// members in its place, in order, so that members several tools share (a
+// repository reference) are declared once; a member name given twice, an
+// embedded pointer, a tagged embed or an embedded non-struct panics at
+// first use, like a bad tag. The rules: arguments are one JSON object of valid UTF-8;
 // no member may repeat or be unknown; null is never a value; integers are
 // plain JSON integer literals within int64 (no fraction, exponent, string or
 // boolean); strings carry no lone surrogate escapes.
@@ -24,6 +28,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,7 +44,7 @@ const (
 
 type field struct {
 	name     string
-	index    int
+	index    []int // reflect.Value.FieldByIndex path, through embedded structs
 	kind     kind
 	optional bool // pointer field
 	required bool
@@ -68,54 +73,90 @@ func specFor(t reflect.Type) *spec {
 		panic(fmt.Sprintf("args: %v is not a struct", t))
 	}
 	s := &spec{byName: map[string]*field{}}
+	s.add(t, t, nil)
+	for i := range s.fields {
+		f := &s.fields[i]
+		if _, dup := s.byName[f.name]; dup {
+			panic(fmt.Sprintf("args: %v: member %q is declared twice (check its embedded structs)", t, f.name))
+		}
+		s.byName[f.name] = f
+	}
+	actual, _ := specs.LoadOrStore(t, s)
+	return actual.(*spec)
+}
+
+// add appends the members of struct type t, found at path within the
+// argument type top, flattening embedded structs in their place.
+func (s *spec) add(top, t reflect.Type, path []int) {
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
+		index := append(slices.Clone(path), i)
+		if sf.Anonymous {
+			s.addEmbedded(top, sf, index)
+			continue
+		}
 		name := strings.Split(sf.Tag.Get("json"), ",")[0]
 		if name == "" || name == "-" {
 			continue
 		}
-		f := field{name: name, index: i, max: math.MaxInt64, desc: sf.Tag.Get("desc")}
-		ft := sf.Type
-		if ft.Kind() == reflect.Pointer {
-			f.optional = true
-			ft = ft.Elem()
-		}
-		switch ft.Kind() {
-		case reflect.String:
-			f.kind = kindString
-		case reflect.Int64:
-			f.kind = kindInt
-		case reflect.Bool:
-			f.kind = kindBool
-		default:
-			panic(fmt.Sprintf("args: %v.%s has unsupported type %v", t, sf.Name, sf.Type))
-		}
-		f.required = sf.Tag.Get("arg") == "required"
-		if f.required == f.optional {
-			panic(fmt.Sprintf("args: %v.%s: required members are plain fields, optional ones pointers", t, sf.Name))
-		}
-		if v := sf.Tag.Get("min"); v != "" {
-			f.min, f.hasMin = mustInt(t, sf, v), true
-		}
-		if v := sf.Tag.Get("max"); v != "" {
-			f.max = mustInt(t, sf, v)
-		}
-		if v := sf.Tag.Get("pattern"); v != "" {
-			f.pattern = regexp.MustCompile(v)
-		}
-		if v := sf.Tag.Get("enum"); v != "" {
-			f.enum = strings.Split(v, ",")
-		}
-		if v := sf.Tag.Get("maxlen"); v != "" {
-			f.maxLen = int(mustInt(t, sf, v))
-		}
-		s.fields = append(s.fields, f)
+		s.fields = append(s.fields, parseField(top, sf, name, index))
 	}
-	for i := range s.fields {
-		s.byName[s.fields[i].name] = &s.fields[i]
+}
+
+// addEmbedded flattens one embedded field, or panics at what args cannot
+// flatten: a pointer (nil until set, so a decoded member would have no
+// home), a tag (it would name a nested object, which arguments never
+// are) or anything but a struct.
+func (s *spec) addEmbedded(top reflect.Type, sf reflect.StructField, index []int) {
+	switch {
+	case sf.Type.Kind() == reflect.Pointer:
+		panic(fmt.Sprintf("args: %v embeds the pointer %v; embed the struct itself", top, sf.Type))
+	case sf.Tag != "":
+		panic(fmt.Sprintf("args: %v embeds %v with tags; an embed lends its members and takes none", top, sf.Type))
+	case sf.Type.Kind() != reflect.Struct:
+		panic(fmt.Sprintf("args: %v embeds %v, which is not a struct", top, sf.Type))
 	}
-	actual, _ := specs.LoadOrStore(t, s)
-	return actual.(*spec)
+	s.add(top, sf.Type, index)
+}
+
+// parseField reads one member's tags; t is the argument type, for messages.
+func parseField(t reflect.Type, sf reflect.StructField, name string, index []int) field {
+	f := field{name: name, index: index, max: math.MaxInt64, desc: sf.Tag.Get("desc")}
+	ft := sf.Type
+	if ft.Kind() == reflect.Pointer {
+		f.optional = true
+		ft = ft.Elem()
+	}
+	switch ft.Kind() {
+	case reflect.String:
+		f.kind = kindString
+	case reflect.Int64:
+		f.kind = kindInt
+	case reflect.Bool:
+		f.kind = kindBool
+	default:
+		panic(fmt.Sprintf("args: %v.%s has unsupported type %v", t, sf.Name, sf.Type))
+	}
+	f.required = sf.Tag.Get("arg") == "required"
+	if f.required == f.optional {
+		panic(fmt.Sprintf("args: %v.%s: required members are plain fields, optional ones pointers", t, sf.Name))
+	}
+	if v := sf.Tag.Get("min"); v != "" {
+		f.min, f.hasMin = mustInt(t, sf, v), true
+	}
+	if v := sf.Tag.Get("max"); v != "" {
+		f.max = mustInt(t, sf, v)
+	}
+	if v := sf.Tag.Get("pattern"); v != "" {
+		f.pattern = regexp.MustCompile(v)
+	}
+	if v := sf.Tag.Get("enum"); v != "" {
+		f.enum = strings.Split(v, ",")
+	}
+	if v := sf.Tag.Get("maxlen"); v != "" {
+		f.maxLen = int(mustInt(t, sf, v))
+	}
+	return f
 }
 
 func mustInt(t reflect.Type, sf reflect.StructField, v string) int64 {

@@ -17,24 +17,10 @@ type searchArgs struct {
 	Page *int64 `json:"page" min:"1" desc:"Page number, 1-based; 30 results per page."`
 }
 
-// Owner and repository names use Forgejo's character set; "." and "..",
-// which the pattern admits, are refused when the request path is built.
-type repoArgs struct {
-	Owner string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner (user or organization name)."`
-	Repo  string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
-}
-
 type listPullsArgs struct {
-	Owner string  `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
-	Repo  string  `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
+	RepoRef
 	State *string `json:"state" enum:"open,closed,all" desc:"Filter by state; Forgejo's default is open."`
 	Page  *int64  `json:"page" min:"1" desc:"Page number, 1-based; 30 pull requests per page."`
-}
-
-type pullArgs struct {
-	Owner string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
-	Repo  string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
-	Index int64  `json:"index" arg:"required" min:"1" desc:"Pull request index (the number shown in the forge)."`
 }
 
 // anonymousPolicy: public reads, no credential, read budget.
@@ -57,7 +43,7 @@ func AnonymousTools(c *forgejo.Client) []toolset.Tool {
 			Name: "get_repository", Title: "Get repository",
 			Description: "Get one public repository by owner and name.",
 			Policy:      anonymousPolicy, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
-		}, func(ctx context.Context, in repoArgs) (any, error) {
+		}, func(ctx context.Context, in RepoRef) (any, error) {
 			return c.GetRepository(ctx, in.Owner, in.Repo)
 		}),
 		toolset.Typed(toolset.Tool{
@@ -75,7 +61,7 @@ func AnonymousTools(c *forgejo.Client) []toolset.Tool {
 			Name: "get_pull_request", Title: "Get pull request",
 			Description: "Get one pull request of a public repository: title, body, state, head/base refs and SHAs, merge base, timestamps.",
 			Policy:      anonymousPolicy, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
-		}, func(ctx context.Context, in pullArgs) (any, error) {
+		}, func(ctx context.Context, in pullRef) (any, error) {
 			return c.GetPullRequest(ctx, in.Owner, in.Repo, in.Index)
 		}),
 	}

@@ -17,9 +17,7 @@ import (
 // The cursor is not bounded by a maxlen tag on purpose: args would refuse
 // a long one as invalid_arguments, where DESIGN §5.2 wants cursor_invalid.
 type pullDiffArgs struct {
-	Owner  string  `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
-	Repo   string  `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
-	Index  int64   `json:"index" arg:"required" min:"1" desc:"Pull request index (the number shown in the forge)."`
+	pullRef
 	Cursor *string `json:"cursor" desc:"next_cursor of the previous page, to read the next one; omit it for the first page. At most 4096 bytes."`
 }
 

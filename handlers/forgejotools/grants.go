@@ -21,37 +21,41 @@ type listGrantsArgs struct {
 	State *string `json:"state" enum:"awaiting_agent,awaiting_human,active,revoked,all" desc:"Filter by state; omit for every state but revoked."`
 }
 
-type grantArgs struct {
-	Owner   string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
-	Repo    string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
-	GrantID int64  `json:"grant_id" arg:"required" min:"1" desc:"The grant's native ID (a JSON integer)."`
+// grantRef is one agent work grant of a repository: the arguments of
+// get_agent_work_grant, and the start of every other grant tool's.
+type grantRef struct {
+	RepoRef
+	GrantID int64 `json:"grant_id" arg:"required" min:"1" desc:"The grant's native ID (a JSON integer)."`
+}
+
+// proposalRef is the proposal a confirmation or submission repeats
+// exactly as it was read from the grant.
+type proposalRef struct {
+	ProposalSchema  string `json:"proposal_schema" arg:"required" enum:"agent_work_grant.v1" desc:"Exactly the proposal.schema read from the grant."`
+	ProposalVersion int64  `json:"proposal_version" arg:"required" min:"1" max:"1" desc:"Exactly the proposal.version read from the grant (the integer 1)."`
+	ProposalDigest  string `json:"proposal_digest" arg:"required" pattern:"^[0-9a-f]{64}$" desc:"Exactly the proposal.digest read from the grant (64 lowercase hex)."`
+}
+
+// proposal is the proposal as the Forgejo client sends it.
+func (p proposalRef) proposal() forgejo.Proposal {
+	return forgejo.Proposal{Schema: p.ProposalSchema, Version: p.ProposalVersion, Digest: p.ProposalDigest}
 }
 
 type confirmGrantArgs struct {
-	Owner           string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
-	Repo            string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
-	GrantID         int64  `json:"grant_id" arg:"required" min:"1" desc:"The grant's native ID (a JSON integer)."`
-	ProposalSchema  string `json:"proposal_schema" arg:"required" enum:"agent_work_grant.v1" desc:"Exactly the proposal.schema read from the grant."`
-	ProposalVersion int64  `json:"proposal_version" arg:"required" min:"1" max:"1" desc:"Exactly the proposal.version read from the grant (the integer 1)."`
-	ProposalDigest  string `json:"proposal_digest" arg:"required" pattern:"^[0-9a-f]{64}$" desc:"Exactly the proposal.digest read from the grant (64 lowercase hex)."`
+	grantRef
+	proposalRef
 }
 
 type submitProposalArgs struct {
-	Owner           string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
-	Repo            string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
-	GrantID         int64  `json:"grant_id" arg:"required" min:"1" desc:"The grant's native ID (a JSON integer)."`
-	ProposalSchema  string `json:"proposal_schema" arg:"required" enum:"agent_work_grant.v1" desc:"Exactly the proposal.schema read from the grant."`
-	ProposalVersion int64  `json:"proposal_version" arg:"required" min:"1" max:"1" desc:"Exactly the proposal.version read from the grant (the integer 1)."`
-	ProposalDigest  string `json:"proposal_digest" arg:"required" pattern:"^[0-9a-f]{64}$" desc:"Exactly the proposal.digest read from the grant (64 lowercase hex)."`
-	RequestKey      string `json:"request_key" arg:"required" pattern:"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$" desc:"Your durable idempotency key: a canonical lowercase UUIDv4 you generated and stored before calling. Reuse it, never replace it, to read back or repeat this submission."`
-	Title           string `json:"title" arg:"required" desc:"Issue title (whole text; Core validates it)."`
-	Body            string `json:"body" arg:"required" desc:"Issue body (whole text; no gateway cap beyond the 1 MiB request)."`
+	grantRef
+	proposalRef
+	RequestKey string `json:"request_key" arg:"required" pattern:"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$" desc:"Your durable idempotency key: a canonical lowercase UUIDv4 you generated and stored before calling. Reuse it, never replace it, to read back or repeat this submission."`
+	Title      string `json:"title" arg:"required" desc:"Issue title (whole text; Core validates it)."`
+	Body       string `json:"body" arg:"required" desc:"Issue body (whole text; no gateway cap beyond the 1 MiB request)."`
 }
 
 type submissionArgs struct {
-	Owner      string `json:"owner" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository owner."`
-	Repo       string `json:"repo" arg:"required" pattern:"^[A-Za-z0-9_.-]{1,100}$" desc:"Repository name."`
-	GrantID    int64  `json:"grant_id" arg:"required" min:"1" desc:"The grant's native ID (a JSON integer)."`
+	grantRef
 	RequestKey string `json:"request_key" arg:"required" pattern:"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$" desc:"The same request_key the submission used."`
 }
 
@@ -89,7 +93,7 @@ func GrantTools(c *forgejo.Client) []toolset.Tool {
 			Name: "get_agent_work_grant", Title: "Get agent work grant",
 			Description: "Read one agent work grant: its state, the bot it names, and the proposal (schema, version, digest, " +
 				"task and summary text) you must repeat exactly to confirm or submit.",
-		}), func(ctx context.Context, in grantArgs) (any, error) {
+		}), func(ctx context.Context, in grantRef) (any, error) {
 			cred := callerCredential(ctx)
 			return c.GetAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID)
 		}),
@@ -101,9 +105,7 @@ func GrantTools(c *forgejo.Client) []toolset.Tool {
 				"before deciding whether the identical confirmation is still needed; do not simply repeat it.",
 		}), func(ctx context.Context, in confirmGrantArgs) (any, error) {
 			cred := callerCredential(ctx)
-			return c.ConfirmAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Proposal{
-				Schema: in.ProposalSchema, Version: in.ProposalVersion, Digest: in.ProposalDigest,
-			})
+			return c.ConfirmAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID, in.proposal())
 		}),
 		toolset.Typed(grantTool(c, true, toolset.Tool{
 			Name: "submit_agent_work_proposal", Title: "Submit agent work proposal",
@@ -114,7 +116,7 @@ func GrantTools(c *forgejo.Client) []toolset.Tool {
 		}), func(ctx context.Context, in submitProposalArgs) (any, error) {
 			cred := callerCredential(ctx)
 			return c.SubmitAgentWorkProposal(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Submission{
-				Proposal:   forgejo.Proposal{Schema: in.ProposalSchema, Version: in.ProposalVersion, Digest: in.ProposalDigest},
+				Proposal:   in.proposal(),
 				RequestKey: in.RequestKey, Title: in.Title, Body: in.Body,
 			})
 		}),
