@@ -241,7 +241,9 @@ type Summary struct {
 	SourceBytes   *int     `json:"source_bytes,omitempty"`
 	BudgetBytes   int      `json:"budget_bytes"`
 	Chars         *int     `json:"chars,omitempty"`
-	EstTokens     *int     `json:"est_tokens,omitempty"`
+	// EstTokens is ceil(Chars/4), the estimate of the whole text; it can
+	// be less than the sum of the layers' est_tokens, which each round up.
+	EstTokens *int `json:"est_tokens,omitempty"`
 }
 
 // Repository is a source's repository identity.
@@ -357,13 +359,17 @@ func configured(l store.PlanLayer) ConfiguredLayer {
 	return ConfiguredLayer{LayerSource: layerSource(l.Layer, l.Position, l.Source), Active: l.Source.Active()}
 }
 
+// summary totals the layers. The profile's est_tokens is the estimate of
+// its whole text, ceil(total chars / 4), not the sum of the layers' own
+// estimates: each of those rounds up, so their sum overcounts by up to one
+// token per layer (279 characters in two layers would be 71, not 70).
 func summary(m []string, layers []store.FrozenLayer) Summary {
-	bytes, chars, tokens := 0, 0, 0
+	bytes, chars := 0, 0
 	for _, l := range layers {
 		bytes += l.Bytes
 		chars += l.Chars
-		tokens += EstTokens(l.Chars)
 	}
+	tokens := EstTokens(chars)
 	return Summary{LayersMissing: missing(m), SourceBytes: &bytes, BudgetBytes: BudgetBytes, Chars: &chars, EstTokens: &tokens}
 }
 

@@ -420,6 +420,28 @@ func TestCatalogMissingAccountLayers(t *testing.T) {
 			t.Fatalf("unreadable core: %v", out)
 		}
 		s.emu.ClearFaults()
+
+		// est_tokens of the profile is ceil(total chars / 4), not the sum
+		// of the layers' own: a one-character core and soul make the text
+		// 1+12+36+1+12+0 = 62 characters, 16 tokens, while the layers'
+		// estimates are 1+3+9+1+3+0 = 17.
+		odd := commitAgents(t, s.emu, map[string]string{"docs/agents/core-odd.md": "x", "docs/agents/soul-odd.md": "y"})
+		s.admin(t, "set-account-core", "--account-id", s.account, "--source-id", s.addInstruction(t, "docs/agents/core-odd.md", "--commit-sha", odd))
+		s.admin(t, "set-profile-layer", "--profile-id", s.profile, "--layer", "soul", "--source-id", s.addInstruction(t, "docs/agents/soul-odd.md", "--commit-sha", odd))
+		out, isErr = callTool(t, cs, "workflow_dispatch", map[string]any{"profile_id": s.profile})
+		if isErr {
+			t.Fatalf("dispatch with odd layers: %v", out)
+		}
+		compact, _ = callTool(t, cs, "workflow_get", map[string]any{"workflow_id": out["workflow_id"]})
+		for view, v := range map[string]map[string]any{"dispatch": out, "workflow_get": compact} {
+			sum := 0.0
+			for _, l := range v["layers"].([]any) {
+				sum += l.(map[string]any)["est_tokens"].(float64)
+			}
+			if cat := v["catalog"].(map[string]any); cat["chars"] != float64(62) || cat["est_tokens"] != float64(16) || sum != 17 {
+				t.Fatalf("%s: catalog %v, layers' est_tokens sum %v; want chars 62, est_tokens 16, sum 17", view, cat, sum)
+			}
+		}
 	})
 }
 
