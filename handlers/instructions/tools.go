@@ -6,7 +6,9 @@
 // A profile's layers come in a fixed order: the account's core and the
 // text of the profile's mode (worker, verifier, …), then the profile's role
 // responsibilities, methodology, optional role instructions, soul and
-// skills. Each layer is one document: an account instruction source under
+// skills. Role instructions are the one optional layer: any other that is
+// not configured is left out and reported in catalog.layers_missing, except
+// role responsibilities, without which a profile is not dispatched. Each layer is one document: an account instruction source under
 // docs/agents/, or an instruction-role document source of the caller's own
 // project. Layer metadata (SHA-256, bytes, Unicode code points, est_tokens,
 // provenance) always describes the raw text, never the assembly headings.
@@ -82,7 +84,8 @@ func Tools(o Options) []toolset.Tool {
 			Name: "catalog_profiles_list", Title: "List catalog profiles",
 			Description: "List the instruction profiles the authenticated project can dispatch: each profile's mode and " +
 				"the configured source of every layer in assembly order (core, mode, role responsibilities, methodology, " +
-				"role instructions, soul, skills), and catalog.layers_missing for account core/mode not configured. Reads no document.",
+				"role instructions, soul, skills), and catalog.layers_missing: the layers not configured other than the optional " +
+				"role instructions. Reads no document.",
 			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true,
 		}, func(ctx context.Context, _ listArgs) (any, error) { return o.list(ctx) }),
 		toolset.Typed(toolset.Tool{
@@ -96,8 +99,8 @@ func Tools(o Options) []toolset.Tool {
 			Name: "workflow_dispatch", Title: "Dispatch a workflow from a profile",
 			Description: "Assemble a profile and store the result as a frozen workflow: the resolved commit, SHA-256 and size " +
 				"of every layer, so a replay reads the same bytes. Returns the workflow with each layer's text and the assembled " +
-				"instructions. Missing account core/mode is reported in catalog.layers_missing; any configured source that " +
-				"cannot be read fails the dispatch.",
+				"instructions. A layer not configured (core, mode, methodology, soul, skills) is left out and reported in " +
+				"catalog.layers_missing; any configured source that cannot be read fails the dispatch.",
 			Policy: dispatchPolicy, Needs: toolset.ProjectGrant, OpenWorld: true,
 		}, o.dispatch),
 		toolset.Typed(toolset.Tool{
@@ -234,8 +237,9 @@ type ProfileSummary struct {
 	Layers  []ConfiguredLayer `json:"layers"`
 }
 
-// Summary is the catalog member of every result: which account layers are
-// not configured, and (once read) the budgeted size.
+// Summary is the catalog member of every result: which layers are not
+// configured (LayersMissing, in assembly order), and (once read) the
+// budgeted size.
 type Summary struct {
 	LayersMissing []string `json:"layers_missing"`
 	SourceBytes   *int     `json:"source_bytes,omitempty"`

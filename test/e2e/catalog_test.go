@@ -377,10 +377,13 @@ func TestCatalogRecheckBeforeStore(t *testing.T) {
 	})
 }
 
-// TestCatalogMissingAccountLayers: without account core/mode the dispatch
-// keeps the profile's own instructions, byte for byte, and reports the
-// missing layers; configuring one removes it from the report.
-func TestCatalogMissingAccountLayers(t *testing.T) {
+// TestCatalogMissingLayers: without account core/mode the dispatch keeps
+// the profile's own instructions, byte for byte, and reports the missing
+// layers; configuring one removes it from the report. The profile's
+// methodology, soul and skills are reported the same way when cleared;
+// role instructions, the one optional layer, never are (the stack's
+// profile has none).
+func TestCatalogMissingLayers(t *testing.T) {
 	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
 		s := newCatalogStack(t, freshDB(t), false)
 		cs := s.session(t, s.token)
@@ -440,6 +443,32 @@ func TestCatalogMissingAccountLayers(t *testing.T) {
 			}
 			if cat := v["catalog"].(map[string]any); cat["chars"] != float64(62) || cat["est_tokens"] != float64(16) || sum != 17 {
 				t.Fatalf("%s: catalog %v, layers' est_tokens sum %v; want chars 62, est_tokens 16, sum 17", view, cat, sum)
+			}
+		}
+
+		// Clearing the profile's methodology, soul and skills leaves core
+		// and role responsibilities, and every view reports the rest.
+		for _, layer := range []string{"methodology", "soul", "skills"} {
+			s.admin(t, "set-profile-layer", "--profile-id", s.profile, "--layer", layer, "--clear")
+		}
+		const wantMissing = `["mode","methodology","soul","skills"]`
+		out, isErr = callTool(t, cs, "workflow_dispatch", map[string]any{"profile_id": s.profile})
+		if isErr || mustJSON(t, out["catalog"].(map[string]any)["layers_missing"]) != wantMissing ||
+			out["instructions"] != "## Core\n\nx\n\n## Role responsibilities\n\nhéllo wörld\n" {
+			t.Fatalf("dispatch without methodology, soul and skills: %v", out)
+		}
+		compact, _ = callTool(t, cs, "workflow_get", map[string]any{"workflow_id": out["workflow_id"]})
+		list, _ = callTool(t, cs, "catalog_profiles_list", nil)
+		prof, _ := callTool(t, cs, "catalog_profile_get", map[string]any{"profile_id": s.profile})
+		for view, got := range map[string]any{
+			"workflow_get":          compact["catalog"].(map[string]any)["layers_missing"],
+			"catalog_profiles_list": list["profiles"].([]any)[0].(map[string]any)["catalog"].(map[string]any)["layers_missing"],
+			"catalog_profile_get":   prof["catalog"].(map[string]any)["layers_missing"],
+			"admin list-profiles":   s.adminList(t, "list-profiles", "--project-id", s.projectA)[0]["layers_missing"],
+			"admin list-workflows":  s.adminList(t, "list-workflows", "--project-id", s.projectA)[0]["layers_missing"],
+		} {
+			if mustJSON(t, got) != wantMissing {
+				t.Errorf("%s: layers_missing %s, want %s", view, mustJSON(t, got), wantMissing)
 			}
 		}
 	})
@@ -546,7 +575,8 @@ func TestCatalogTenancy(t *testing.T) {
 			t.Fatal("a project source entered an account-wide profile")
 		}
 		out, isErr := callTool(t, carol, "workflow_dispatch", map[string]any{"profile_id": shared})
-		if isErr || mustJSON(t, out["catalog"].(map[string]any)["layers_missing"]) != `["mode"]` || out["project_id"] != projectB {
+		// It names role responsibilities only; the account has no verifier mode.
+		if isErr || mustJSON(t, out["catalog"].(map[string]any)["layers_missing"]) != `["mode","methodology","soul","skills"]` || out["project_id"] != projectB {
 			t.Fatalf("project B dispatching the account profile: %v", out)
 		}
 		other := s.admin(t, "create-account", "--name", "other")["account_id"].(string)
