@@ -92,6 +92,12 @@ type Config struct {
 	OAuthUnusedClientTTL       time.Duration
 	OAuthRevokedGrantRetention time.Duration
 	OAuthPurgeInterval         time.Duration
+	// WorkflowRetention is how long a dispatched workflow is kept (and
+	// replayable with workflow_get) before the purge, which runs every
+	// WorkflowPurgeInterval, deletes it.
+	WorkflowRetention     time.Duration
+	WorkflowPurgeInterval time.Duration
+
 	// OAuthClientMetadataHosts allowlists the hosts of Client ID Metadata
 	// Documents (issue 16); empty keeps them off, since a fetch is the
 	// gateway's only request to an origin a caller picks.
@@ -137,6 +143,9 @@ func Default() Config {
 		OAuthUnusedClientTTL:       24 * time.Hour,
 		OAuthRevokedGrantRetention: 30 * 24 * time.Hour,
 		OAuthPurgeInterval:         10 * time.Minute,
+
+		WorkflowRetention:     30 * 24 * time.Hour,
+		WorkflowPurgeInterval: 10 * time.Minute,
 	}
 }
 

@@ -69,6 +69,8 @@ func printConfig(w io.Writer, c *Config) error {
 		{"oauth.login_ttl", c.OAuthLoginTTL.String()}, {"oauth.unused_client_ttl", c.OAuthUnusedClientTTL.String()},
 		{"oauth.revoked_grant_retention", c.OAuthRevokedGrantRetention.String()},
 		{"oauth.purge_interval", c.OAuthPurgeInterval.String()},
+		{"catalog.workflow_retention", c.WorkflowRetention.String()},
+		{"catalog.workflow_purge_interval", c.WorkflowPurgeInterval.String()},
 		{"oauth.client_metadata_hosts", orNone(strings.Join(c.OAuthClientMetadataHosts, ","))},
 		{"oauth.client_metadata_allow_loopback", fmt.Sprint(c.OAuthClientMetadataAllowLoopback)},
 	}

@@ -45,6 +45,8 @@ type Gateway struct {
 	documentsAuth middleware.Authenticator
 	oauth         *oauth.Server
 	oauthMetrics  *oauthMetrics
+	// workflowMetrics count the workflow purge (catalog.workflow_retention).
+	workflowMetrics *workflowMetrics
 	// tracer is nil with tracing off (tracing.otlp_endpoint unset).
 	tracer trace.Tracer
 }
@@ -68,6 +70,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write).",
 	}, []string{"catalog", "budget"})
 	g.registry.MustRegister(g.budgetRejections)
+	g.workflowMetrics = newWorkflowMetrics(g.registry)
 	g.bounds = newLoadBounds(cfg, g.registry)
 	g.tracer = g.startTracing()
 	if cfg.ForgejoOrigin != nil {

@@ -43,6 +43,12 @@ func (g *Gateway) zeroKnownSeries() {
 	if g.cfg.GitHubAPIOrigin != nil {
 		g.metrics.zero("github")
 	}
+	for _, outcome := range []string{"purged", "skipped", "failed"} {
+		g.workflowMetrics.purgeRuns.WithLabelValues(outcome)
+	}
+	for _, table := range workflowPurgeTables {
+		g.workflowMetrics.purgedRows.WithLabelValues(table)
+	}
 	if g.oauthMetrics != nil {
 		for _, s := range oauthRefusalSeries {
 			g.oauthMetrics.refusals.WithLabelValues(s[0], s[1])

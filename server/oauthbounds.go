@@ -49,18 +49,24 @@ func newOAuthMetrics(reg prometheus.Registerer) *oauthMetrics {
 // (the store's advisory lock), so nothing is deleted twice and no replica
 // waits for another.
 func (g *Gateway) startOAuthPurge(ctx context.Context) (stop func()) {
+	return every(ctx, g.cfg.OAuthPurgeInterval, g.purgeOAuth)
+}
+
+// every runs tick now and then every interval on its own goroutine, until
+// stop is called; stop returns once the running tick has returned.
+func every(ctx context.Context, interval time.Duration, tick func(context.Context)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(g.cfg.OAuthPurgeInterval)
-		defer tick.Stop()
+		t := time.NewTicker(interval)
+		defer t.Stop()
 		for {
-			g.purgeOAuth(ctx)
+			tick(ctx)
 			select {
 			case <-ctx.Done():
 				return
-			case <-tick.C:
+			case <-t.C:
 			}
 		}
 	}()

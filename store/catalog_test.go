@@ -24,6 +24,9 @@ var catalogSuite = []struct {
 	{"every layer but role instructions is reported missing", testMissingLayers},
 	{"workflow store re-checks the plan", testCreateWorkflow},
 	{"dispatch racing a repository revocation", testWorkflowRacesRevocation},
+	{"workflow purge", testWorkflowPurge},
+	{"concurrent workflow purges delete each row once", testConcurrentWorkflowPurges},
+	{"workflow purge lock is its own", testWorkflowPurgeLock},
 }
 
 func TestCatalogStore(t *testing.T) {

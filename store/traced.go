@@ -439,6 +439,14 @@ func (t tracedStore) LookupLegacyToken(ctx context.Context, secret string) (Lega
 	return v, err
 }
 
+// PurgeWorkflows implements Store.
+func (t tracedStore) PurgeWorkflows(ctx context.Context, p WorkflowPurgePolicy) (PurgeResult, error) {
+	ctx, span := t.start(ctx, "PurgeWorkflows")
+	v, err := t.next.PurgeWorkflows(ctx, p)
+	span.end(err)
+	return v, err
+}
+
 // PurgeOAuth implements Store.
 func (t tracedStore) PurgeOAuth(ctx context.Context, p PurgePolicy) (PurgeResult, error) {
 	ctx, span := t.start(ctx, "PurgeOAuth")

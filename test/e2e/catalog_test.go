@@ -619,3 +619,61 @@ func TestCatalogTenancy(t *testing.T) {
 		}
 	})
 }
+
+// TestCatalogWorkflowRetention: a workflow outlives a purge under the
+// default retention (30 days), and once older than
+// catalog.workflow_retention the purge deletes it with its layers:
+// workflow_get (compact and replay) then answers not_found, the admin no
+// longer lists it, and /metrics counts the rows.
+func TestCatalogWorkflowRetention(t *testing.T) {
+	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
+		s := newCatalogStack(t, freshDB(t), true)
+		out, isErr := callTool(t, s.session(t, s.token), "workflow_dispatch", map[string]any{"profile_id": s.profile})
+		if isErr {
+			t.Fatalf("dispatch: %v", out)
+		}
+		id := out["workflow_id"]
+		// purged reports whether this gateway has run a purge; every start
+		// runs one at once.
+		purged := func() (float64, string) {
+			_, exposition := get(t, s.gw.URL+"/metrics")
+			return metricValue(t, exposition, "agent_gateway_workflow_purge_runs_total", `outcome="purged"`), exposition
+		}
+		waitFor := func(what string, done func() bool) {
+			t.Helper()
+			for deadline := time.Now().Add(time.Minute); !done(); time.Sleep(200 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s never happened:\n%s", what, s.gw.Logs())
+				}
+			}
+		}
+
+		// A new gateway with the defaults purges at start and keeps it.
+		s.restart(t, nil)
+		waitFor("a purge with the default retention", func() bool { n, _ := purged(); return n >= 1 })
+		cs := s.session(t, s.token)
+		if got, isErr := callTool(t, cs, "workflow_get", map[string]any{"workflow_id": id, "replay": true}); isErr || got["replayed"] != true {
+			t.Fatalf("the workflow after a purge under the default retention: %v", got)
+		}
+
+		// Retention of a millisecond: the next gateway's purge takes it.
+		s.restart(t, map[string]string{"AGENT_GATEWAY_CATALOG_WORKFLOW_RETENTION": "1ms"})
+		cs = s.session(t, s.token)
+		waitFor("the purge of the old workflow", func() bool {
+			got, isErr := callTool(t, cs, "workflow_get", map[string]any{"workflow_id": id})
+			return isErr && errorCode(t, got) == "not_found"
+		})
+		if got, isErr := callTool(t, cs, "workflow_get", map[string]any{"workflow_id": id, "replay": true}); !isErr || errorCode(t, got) != "not_found" {
+			t.Fatalf("replay of a purged workflow: %v", got)
+		}
+		if ws := s.adminList(t, "list-workflows", "--project-id", s.projectA); len(ws) != 0 {
+			t.Fatalf("the admin still lists %v", ws)
+		}
+		_, exposition := purged()
+		if metricValue(t, exposition, "agent_gateway_workflow_purged_rows_total", `table="workflows"`) != 1 ||
+			metricValue(t, exposition, "agent_gateway_workflow_purged_rows_total", `table="workflow_layers"`) != 7 ||
+			metricValue(t, exposition, "agent_gateway_workflow_purge_runs_total", `outcome="failed"`) != 0 {
+			t.Fatalf("purge metrics:\n%s", grepLines(exposition, "agent_gateway_workflow_purge"))
+		}
+	})
+}

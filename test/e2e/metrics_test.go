@@ -28,6 +28,8 @@ var metricsCatalogue = []string{
 	"agent_gateway_oauth_purge_runs_total",
 	"agent_gateway_oauth_purged_rows_total",
 	"agent_gateway_oauth_rows",
+	"agent_gateway_workflow_purge_runs_total",
+	"agent_gateway_workflow_purged_rows_total",
 	"agent_gateway_open_connections",
 	"agent_gateway_requests_in_flight",
 	"agent_gateway_request_body_bytes_buffered",
