@@ -97,6 +97,10 @@ type Config struct {
 	// WorkflowPurgeInterval, deletes it.
 	WorkflowRetention     time.Duration
 	WorkflowPurgeInterval time.Duration
+	// DispatchesPerHour bounds the workflows one principal may dispatch,
+	// and so store, per hour (besides the write budget): with
+	// WorkflowRetention it bounds the workflows a principal keeps stored.
+	DispatchesPerHour int
 
 	// OAuthClientMetadataHosts allowlists the hosts of Client ID Metadata
 	// Documents (issue 16); empty keeps them off, since a fetch is the
@@ -146,6 +150,7 @@ func Default() Config {
 
 		WorkflowRetention:     30 * 24 * time.Hour,
 		WorkflowPurgeInterval: 10 * time.Minute,
+		DispatchesPerHour:     60,
 	}
 }
 

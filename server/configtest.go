@@ -71,6 +71,7 @@ func printConfig(w io.Writer, c *Config) error {
 		{"oauth.purge_interval", c.OAuthPurgeInterval.String()},
 		{"catalog.workflow_retention", c.WorkflowRetention.String()},
 		{"catalog.workflow_purge_interval", c.WorkflowPurgeInterval.String()},
+		{"catalog.dispatches_per_hour", fmt.Sprint(c.DispatchesPerHour)},
 		{"oauth.client_metadata_hosts", orNone(strings.Join(c.OAuthClientMetadataHosts, ","))},
 		{"oauth.client_metadata_allow_loopback", fmt.Sprint(c.OAuthClientMetadataAllowLoopback)},
 	}

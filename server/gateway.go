@@ -67,7 +67,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	g.domain = newDomainMetrics(g.registry)
 	g.budgetRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agent_gateway_budget_rejections_total",
-		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write).",
+		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write, dispatch, ip_ceiling, refused_bearers).",
 	}, []string{"catalog", "budget"})
 	g.registry.MustRegister(g.budgetRejections)
 	g.workflowMetrics = newWorkflowMetrics(g.registry)

@@ -30,8 +30,10 @@ func (g *Gateway) zeroKnownSeries() {
 	}
 	// The IP ceiling guards unverified Forgejo bearers only.
 	g.budgetRejections.WithLabelValues(g.forgejoC.Name, "ip_ceiling")
-	// Only the documents endpoint looks bearers up in the store.
+	// Only the documents endpoint looks bearers up in the store, and only
+	// it has a tool that dispatches.
 	g.budgetRejections.WithLabelValues(g.documentsC.Name, "refused_bearers")
+	g.budgetRejections.WithLabelValues(g.documentsC.Name, "dispatch")
 	for _, event := range []string{"cache_hit", "minted", "mint_failed"} {
 		g.domain.installTokens.WithLabelValues(event)
 	}

@@ -563,7 +563,7 @@ func TestToolPolicies(t *testing.T) {
 		"catalog_profiles_list": {Scopes: []string{ScopeRead}},
 		"catalog_profile_get":   {Scopes: []string{ScopeRead}},
 		"workflow_get":          {Scopes: []string{ScopeRead}},
-		"workflow_dispatch":     {Scopes: []string{ScopeDispatch}, Write: true},
+		"workflow_dispatch":     {Scopes: []string{ScopeDispatch}, Write: true, Dispatch: true},
 	}
 	tools := Tools(Options{})
 	if len(tools) != len(want) {

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-gateway/agent-gateway/store/storetest"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 )
 
@@ -78,7 +82,13 @@ func commitAgents(t *testing.T, emu *githubemu.Emulator, changes map[string]stri
 // when withAccountLayers.
 func newCatalogStack(t *testing.T, dbURL string, withAccountLayers bool) *catalogStack {
 	t.Helper()
-	s := &catalogStack{docStack: newDocStack(t, dbURL, stackOptions{}), ins: map[string]string{}}
+	return newCatalogStackWith(t, dbURL, withAccountLayers, stackOptions{})
+}
+
+// newCatalogStackWith is newCatalogStack with the gateway's options.
+func newCatalogStackWith(t *testing.T, dbURL string, withAccountLayers bool, o stackOptions) *catalogStack {
+	t.Helper()
+	s := &catalogStack{docStack: newDocStack(t, dbURL, o), ins: map[string]string{}}
 	if err := s.emu.CreateRepository(agentsOwner, agentsRepo); err != nil {
 		t.Fatal(err)
 	}
@@ -676,4 +686,90 @@ func TestCatalogWorkflowRetention(t *testing.T) {
 			t.Fatalf("purge metrics:\n%s", grepLines(exposition, "agent_gateway_workflow_purge"))
 		}
 	})
+}
+
+// TestCatalogDispatchBound: with catalog.dispatches_per_hour at 2, a
+// principal's third dispatch in the hour is refused with 429
+// rate_limited (budget dispatch, Retry-After of the hour) before GitHub is
+// read or anything is stored; the same principal still reads, and another
+// principal still dispatches; /metrics counts the refusal.
+func TestCatalogDispatchBound(t *testing.T) {
+	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
+		s := newCatalogStackWith(t, freshDB(t), true, stackOptions{env: map[string]string{"AGENT_GATEWAY_CATALOG_DISPATCHES_PER_HOUR": "2"}})
+		cs := s.session(t, s.token)
+		var first any
+		for i := range 2 {
+			out, isErr := callTool(t, cs, "workflow_dispatch", map[string]any{"profile_id": s.profile})
+			if isErr {
+				t.Fatalf("dispatch %d within the bound: %v", i+1, out)
+			}
+			first = cmp.Or(first, out["workflow_id"])
+		}
+
+		s.emu.ResetCounters()
+		resp, body := rawCall(t, s.gw.URL+"/mcp/documents", s.token, "workflow_dispatch", map[string]any{"profile_id": s.profile})
+		s.gw.Record(body)
+		var rpc struct {
+			Error struct {
+				Code int            `json:"code"`
+				Data map[string]any `json:"data"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(body), &rpc); err != nil {
+			t.Fatalf("refusal body: %v\n%s", err, body)
+		}
+		if d := rpc.Error.Data; resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "3600" ||
+			rpc.Error.Code != -32029 || d["code"] != "rate_limited" || d["budget"] != "dispatch" || d["retry_after_seconds"] != float64(3600) {
+			t.Fatalf("third dispatch: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+		if n := len(s.emu.Requests()); n != 0 {
+			t.Fatalf("the refused dispatch reached GitHub %d times", n)
+		}
+		if ws := s.adminList(t, "list-workflows", "--project-id", s.projectA); len(ws) != 2 {
+			t.Fatalf("%d workflows stored, want the 2 within the bound", len(ws))
+		}
+
+		// Reading is not dispatching: the bound leaves it alone.
+		if out, isErr := callTool(t, cs, "workflow_get", map[string]any{"workflow_id": first, "replay": true}); isErr {
+			t.Fatalf("replay after the bound: %v", out)
+		}
+		if out, isErr := callTool(t, cs, "catalog_profile_get", map[string]any{"profile_id": s.profile}); isErr {
+			t.Fatalf("profile_get after the bound: %v", out)
+		}
+		// Another grant is another principal, with its own bound.
+		other := s.session(t, s.grant(t, s.projectA, "alice", "workflow:dispatch"))
+		if out, isErr := callTool(t, other, "workflow_dispatch", map[string]any{"profile_id": s.profile}); isErr {
+			t.Fatalf("another principal's dispatch: %v", out)
+		}
+		_, exposition := get(t, s.gw.URL+"/metrics")
+		if n := metricValue(t, exposition, "agent_gateway_budget_rejections_total", `budget="dispatch"`); n != 1 {
+			t.Fatalf("dispatch rejections = %v, want 1:\n%s", n, grepLines(exposition, "budget_rejections"))
+		}
+	})
+}
+
+// TestCatalogDispatchBoundAcrossReplicas: two replicas sharing Redis spend
+// one dispatch bound per principal: one dispatch on each, then both refuse.
+func TestCatalogDispatchBoundAcrossReplicas(t *testing.T) {
+	requireRedis(t)
+	s := newCatalogStackWith(t, storetest.PostgresURL(t), true, stackOptions{env: map[string]string{
+		"AGENT_GATEWAY_CATALOG_DISPATCHES_PER_HOUR": "2",
+		"AGENT_GATEWAY_RATELIMIT_REDIS_URL":         "redis://127.0.0.1:6379/0",
+	}})
+	b := gatewaytest.Start(t, gatewaytest.Options{Env: s.env, Canaries: s.canaries})
+	args := map[string]any{"profile_id": s.profile}
+	for i, gw := range []string{s.gw.URL, b.URL} {
+		if resp, body := rawCall(t, gw+"/mcp/documents", s.token, "workflow_dispatch", args); resp.StatusCode != http.StatusOK || strings.Contains(body, `"isError":true`) {
+			t.Fatalf("dispatch %d within the shared bound: %d %s", i+1, resp.StatusCode, body)
+		}
+	}
+	for _, gw := range []string{s.gw.URL, b.URL} {
+		resp, body := rawCall(t, gw+"/mcp/documents", s.token, "workflow_dispatch", args)
+		if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, `"budget":"dispatch"`) {
+			t.Fatalf("%s dispatched beyond the bound spent across both replicas: %d %s", gw, resp.StatusCode, body)
+		}
+	}
+	if ws := s.adminList(t, "list-workflows", "--project-id", s.projectA); len(ws) != 2 {
+		t.Fatalf("%d workflows stored, want 2", len(ws))
+	}
 }
