@@ -45,8 +45,8 @@ type Gateway struct {
 	documentsAuth middleware.Authenticator
 	oauth         *oauth.Server
 	oauthMetrics  *oauthMetrics
-	// workflowMetrics count the workflow purge (catalog.workflow_retention).
-	workflowMetrics *workflowMetrics
+	// workflowPurge counts the workflow purge (catalog.workflow_retention).
+	workflowPurge purgeCounters
 	// tracer is nil with tracing off (tracing.otlp_endpoint unset).
 	tracer trace.Tracer
 }
@@ -70,7 +70,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write, dispatch, ip_ceiling, refused_bearers).",
 	}, []string{"catalog", "budget"})
 	g.registry.MustRegister(g.budgetRejections)
-	g.workflowMetrics = newWorkflowMetrics(g.registry)
+	g.workflowPurge = newWorkflowPurgeCounters(g.registry)
 	g.bounds = newLoadBounds(cfg, g.registry)
 	g.tracer = g.startTracing()
 	if cfg.ForgejoOrigin != nil {

@@ -45,22 +45,12 @@ func (g *Gateway) zeroKnownSeries() {
 	if g.cfg.GitHubAPIOrigin != nil {
 		g.metrics.zero("github")
 	}
-	for _, outcome := range []string{"purged", "skipped", "failed"} {
-		g.workflowMetrics.purgeRuns.WithLabelValues(outcome)
-	}
-	for _, table := range workflowPurgeTables {
-		g.workflowMetrics.purgedRows.WithLabelValues(table)
-	}
+	g.workflowPurge.zero()
 	if g.oauthMetrics != nil {
 		for _, s := range oauthRefusalSeries {
 			g.oauthMetrics.refusals.WithLabelValues(s[0], s[1])
 		}
-		for _, outcome := range []string{"purged", "skipped", "failed"} {
-			g.oauthMetrics.purgeRuns.WithLabelValues(outcome)
-		}
-		for _, table := range purgeTables {
-			g.oauthMetrics.purgedRows.WithLabelValues(table)
-		}
+		g.oauthMetrics.purge.zero()
 	}
 }
 

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"log/slog"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -13,10 +11,9 @@ import (
 // oauthMetrics count what the authorization server's bounds refused and
 // what the purge removed (DESIGN §4: every bound is counted in /metrics).
 type oauthMetrics struct {
-	refusals   *prometheus.CounterVec
-	purgeRuns  *prometheus.CounterVec
-	purgedRows *prometheus.CounterVec
-	rows       *prometheus.GaugeVec
+	refusals *prometheus.CounterVec
+	purge    purgeCounters
+	rows     *prometheus.GaugeVec
 }
 
 func newOAuthMetrics(reg prometheus.Registerer) *oauthMetrics {
@@ -25,20 +22,16 @@ func newOAuthMetrics(reg prometheus.Registerer) *oauthMetrics {
 			Name: "agent_gateway_oauth_refusals_total",
 			Help: "OAuth requests refused by a bound before any work, by endpoint (authorize, register) and reason (rate_limited, oversized_parameter, repeated_parameter, invalid_redirect_uri, unsupported_response_mode).",
 		}, []string{"endpoint", "reason"}),
-		purgeRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agent_gateway_oauth_purge_runs_total",
-			Help: "Scheduled OAuth purges by outcome: purged (this replica ran it), skipped (another replica held the purge lock), failed.",
-		}, []string{"outcome"}),
-		purgedRows: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agent_gateway_oauth_purged_rows_total",
-			Help: "Rows the OAuth purge deleted, by table (codes, login_sessions, tokens, clients, grants).",
-		}, []string{"table"}),
+		purge: newPurgeCounters(reg, "OAuth purge", "oauth",
+			"Scheduled OAuth purges by outcome: purged (this replica ran it), skipped (another replica held the purge lock), failed.",
+			"Rows the OAuth purge deleted, by table (codes, login_sessions, tokens, clients, grants).",
+			purgeTables),
 		rows: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "agent_gateway_oauth_rows",
 			Help: "OAuth rows in the store after the last purge tick, by table (clients, unused_clients, login_sessions, codes, tokens, grants).",
 		}, []string{"table"}),
 	}
-	reg.MustRegister(m.refusals, m.purgeRuns, m.purgedRows, m.rows)
+	reg.MustRegister(m.refusals, m.rows)
 	return m
 }
 
@@ -52,30 +45,6 @@ func (g *Gateway) startOAuthPurge(ctx context.Context) (stop func()) {
 	return every(ctx, g.cfg.OAuthPurgeInterval, g.purgeOAuth)
 }
 
-// every runs tick now and then every interval on its own goroutine, until
-// stop is called; stop returns once the running tick has returned.
-func every(ctx context.Context, interval time.Duration, tick func(context.Context)) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			tick(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
-// purgeTimeout bounds one purge tick.
-const purgeTimeout = time.Minute
-
 // purgeOAuth runs one purge and refreshes the row gauges.
 func (g *Gateway) purgeOAuth(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
@@ -84,30 +53,8 @@ func (g *Gateway) purgeOAuth(ctx context.Context) {
 		UnusedClientTTL: g.cfg.OAuthUnusedClientTTL, RevokedGrantRetention: g.cfg.OAuthRevokedGrantRetention,
 	})
 	m := g.oauthMetrics
-	switch {
-	case err != nil && ctx.Err() != nil:
+	if !m.purge.record(ctx, g.log, res, err) {
 		return // shutting down
-	case err != nil:
-		m.purgeRuns.WithLabelValues("failed").Inc()
-		g.log.Warn("OAuth purge failed", "error", err.Error())
-	case !res.Ran:
-		m.purgeRuns.WithLabelValues("skipped").Inc()
-		g.log.Debug("OAuth purge skipped: another replica is purging")
-	default:
-		m.purgeRuns.WithLabelValues("purged").Inc()
-		attrs := []any{}
-		var total int64
-		for _, table := range purgeTables {
-			n := res.Deleted[table]
-			m.purgedRows.WithLabelValues(table).Add(float64(n))
-			attrs = append(attrs, table, n)
-			total += n
-		}
-		level := slog.LevelDebug
-		if total > 0 {
-			level = slog.LevelInfo
-		}
-		g.log.Log(ctx, level, "OAuth purge", attrs...)
 	}
 	c, err := g.store.CountOAuthRows(ctx)
 	if err != nil {

@@ -376,16 +376,24 @@ func frozen(plan store.CatalogPlan) []store.FrozenLayer {
 	return out
 }
 
-func testCreateWorkflow(t *testing.T, s store.Store) {
+// devProfile configures project A's profile "dev" (role responsibilities
+// and soul) and the account's core and worker mode, and returns the
+// profile and its plan: four layers.
+func devProfile(t *testing.T, s store.Store, f catalogFixture) (store.CatalogProfile, store.CatalogPlan) {
+	t.Helper()
 	ctx := context.Background()
-	f := newCatalogFixture(t, s)
 	p := try(s.CreateProfile(ctx, store.NewCatalogProfile{ProjectID: f.projectA.ID, Name: "dev"})).must(t)
 	try(s.SetProfileLayer(ctx, p.ID, store.LayerRoleResponsibilities, []string{f.role.ID})).must(t)
 	try(s.SetProfileLayer(ctx, p.ID, store.LayerSoul, []string{f.docA.ID})).must(t)
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerCore, "", f.core.ID)).must(t)
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerMode, "worker", f.worker.ID)).must(t)
+	return p, try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
+}
 
-	plan := try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
+func testCreateWorkflow(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	f := newCatalogFixture(t, s)
+	p, plan := devProfile(t, s, f)
 	w := try(s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})).must(t)
 	if w.SourceBytes != 40 || strings.Join(w.LayersMissing, " ") != "methodology skills" || !strings.HasPrefix(w.ID, "wfl_") {
 		t.Fatalf("workflow = %+v", w)

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"database/sql"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,12 +18,7 @@ func workflowScene(t *testing.T, s store.Store, old, young int) (catalogFixture,
 	t.Helper()
 	ctx := context.Background()
 	f := newCatalogFixture(t, s)
-	p := try(s.CreateProfile(ctx, store.NewCatalogProfile{ProjectID: f.projectA.ID, Name: "dev"})).must(t)
-	try(s.SetProfileLayer(ctx, p.ID, store.LayerRoleResponsibilities, []string{f.role.ID})).must(t)
-	try(s.SetProfileLayer(ctx, p.ID, store.LayerSoul, []string{f.docA.ID})).must(t)
-	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerCore, "", f.core.ID)).must(t)
-	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerMode, "worker", f.worker.ID)).must(t)
-	plan := try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
+	_, plan := devProfile(t, s, f)
 	real := time.Now().UTC().Truncate(time.Microsecond)
 	defer store.SetClock(s, func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) })
 	dispatch := func(age time.Duration, n int) []store.Workflow {
@@ -96,30 +90,11 @@ func testWorkflowPurge(t *testing.T, s store.Store) {
 func testConcurrentWorkflowPurges(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	workflowScene(t, s, 9, 1)
-	const n = 4
-	results := make([]store.PurgeResult, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			results[i], errs[i] = s.PurgeWorkflows(ctx, store.WorkflowPurgePolicy{Retention: retention, BatchSize: 2})
-		})
-	}
-	wg.Wait()
-	var workflows, layers int64
-	ran := 0
-	for i := range n {
-		if errs[i] != nil {
-			t.Fatalf("purge %d: %v", i, errs[i])
-		}
-		if results[i].Ran {
-			ran++
-		}
-		workflows += results[i].Deleted["workflows"]
-		layers += results[i].Deleted["workflow_layers"]
-	}
-	if workflows != 9 || layers != 9*4 || ran == 0 {
-		t.Fatalf("together the purges deleted %d workflows and %d layers (%d ran), want 9 and 36", workflows, layers, ran)
+	total, ran := concurrentPurges(t, func() (store.PurgeResult, error) {
+		return s.PurgeWorkflows(ctx, store.WorkflowPurgePolicy{Retention: retention, BatchSize: 2})
+	})
+	if total["workflows"] != 9 || total["workflow_layers"] != 9*4 || ran == 0 {
+		t.Fatalf("together the purges deleted %v (%d ran), want 9 workflows and 36 layers", total, ran)
 	}
 }
 
