@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/httprate"
@@ -10,13 +11,15 @@ import (
 )
 
 // Budgets are the per-caller request budgets: one for reads (every MCP
-// message that is not a write tool call), one for write tool calls, and a
-// per-IP ceiling on the calls made with credentials the gateway has not
-// verified (DESIGN §4 item 8). "Per IP" and "the client IP" are per
+// message that is not a write tool call), one for write tool calls, one
+// more for the write calls that store a row per call (ToolPolicy.Dispatch),
+// and a per-IP ceiling on the calls made with credentials the gateway has
+// not verified (DESIGN §4 item 8). "Per IP" and "the client IP" are per
 // RequestClientKey: an IPv6 client by its prefix, so rotating addresses
 // inside it buys no fresh budget.
 type Budgets struct {
 	read, write, ipCeiling *httprate.RateLimiter
+	dispatch               *httprate.RateLimiter // nil: no bound
 	policies               Policies
 	rejected               func(budget string)
 }
@@ -32,9 +35,14 @@ type BudgetOptions struct {
 	// before the budgets are reached (NewRefusedBearers); 0 is no bound.
 	RefusedBearersPerWindow int
 	Window                  time.Duration
+	// DispatchPerWindow bounds, per caller, the calls of Dispatch tools
+	// over DispatchWindow (a longer window than Window: what it bounds is
+	// stored for days); 0 is no bound.
+	DispatchPerWindow int
+	DispatchWindow    time.Duration
 	// NewCounter returns the counter of one budget ("read", "write",
-	// "ip_ceiling" or "refused_bearers"), shared between replicas (Redis); nil keeps counts in
-	// memory.
+	// "dispatch", "ip_ceiling" or "refused_bearers"), shared between
+	// replicas (Redis); nil keeps counts in memory.
 	NewCounter func(budget string) httprate.LimitCounter
 	// Rejected, if set, is told each time a budget refuses a request (metrics).
 	Rejected func(budget string)
@@ -45,23 +53,27 @@ type BudgetOptions struct {
 // the client IP otherwise — never a session, so a caller cannot reset a
 // budget by reconnecting.
 func NewBudgets(p Policies, o BudgetOptions) *Budgets {
-	limiter := func(budget string, n int) *httprate.RateLimiter {
+	limiter := func(budget string, n int, window time.Duration) *httprate.RateLimiter {
 		// A counter error (Redis unreachable) makes OnLimit report "limited";
 		// the no-op handler leaves the answer to us, and we fail closed.
 		opts := []httprate.Option{httprate.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {})}
 		if o.NewCounter != nil {
 			opts = append(opts, httprate.WithLimitCounter(o.NewCounter(budget)))
 		}
-		return httprate.NewRateLimiter(n, o.Window, opts...)
+		return httprate.NewRateLimiter(n, window, opts...)
 	}
 	ceiling := o.IPCeilingPerWindow
 	if ceiling <= 0 {
 		ceiling = o.ReadPerWindow
 	}
-	return &Budgets{
-		read: limiter("read", o.ReadPerWindow), write: limiter("write", o.WritePerWindow),
-		ipCeiling: limiter("ip_ceiling", ceiling), policies: p, rejected: o.Rejected,
+	b := &Budgets{
+		read: limiter("read", o.ReadPerWindow, o.Window), write: limiter("write", o.WritePerWindow, o.Window),
+		ipCeiling: limiter("ip_ceiling", ceiling, o.Window), policies: p, rejected: o.Rejected,
 	}
+	if o.DispatchPerWindow > 0 {
+		b.dispatch = limiter("dispatch", o.DispatchPerWindow, o.DispatchWindow)
+	}
+	return b
 }
 
 // Handler spends one unit of the right budget (and, for an unverified
@@ -97,6 +109,12 @@ func (b *Budgets) Handler(next http.Handler) http.Handler {
 		if !b.spend(w, r, lim, budget, budget+":"+key) {
 			return
 		}
+		// After the write budget, so a call it refuses spends none of the
+		// (much smaller) dispatch budget; before the tool, so a refused
+		// dispatch reads and stores nothing.
+		if known && pol.Dispatch && b.dispatch != nil && !b.spend(w, r, b.dispatch, "dispatch", "dispatch:"+key) {
+			return
+		}
 		if ceiling && !b.spend(w, r, b.ipCeiling, "ip_ceiling", ipKey) {
 			return
 		}
@@ -117,6 +135,12 @@ func (b *Budgets) spend(w http.ResponseWriter, r *http.Request, lim *httprate.Ra
 		// httprate's counter failed (e.g. Redis down): fail closed.
 		w.Header().Set("Retry-After", "1")
 	}
-	Refuse(w, r, toolerr.New(toolerr.RateLimited, "the %s budget for this caller is spent; retry later", budget).With("budget", budget))
+	e := toolerr.New(toolerr.RateLimited, "the %s budget for this caller is spent; retry later", budget).With("budget", budget)
+	// The header's value in the body too, for clients (MCP SDKs) that
+	// surface the JSON-RPC error but not the HTTP headers.
+	if s, err := strconv.Atoi(w.Header().Get("Retry-After")); err == nil {
+		e = e.With("retry_after_seconds", s)
+	}
+	Refuse(w, r, e)
 	return false
 }

@@ -264,3 +264,81 @@ func TestBudgetIPCeiling(t *testing.T) {
 		t.Errorf("rejected = %s", got)
 	}
 }
+
+// TestDispatchBudget: a tool whose policy stores a row per call (Dispatch)
+// spends, besides the write budget, its principal's dispatch budget over
+// its own window; past it the call is refused with rate_limited, budget
+// "dispatch", Retry-After and retry_after_seconds of that window. Another
+// principal has its own; other tools, writes included, do not spend it; a
+// call the write budget refuses does not reach it; zero is no bound.
+func TestDispatchBudget(t *testing.T) {
+	policies := policyMap{
+		"wf_dispatch": {Scopes: []string{"workflow:dispatch"}, Write: true, Dispatch: true},
+		"doc_admin":   {Scopes: []string{"documents:write"}, Write: true},
+		"doc_get":     {Scopes: []string{"documents:read"}},
+	}
+	rig := func(write, dispatch int) *budgetRig {
+		r := &budgetRig{t: t}
+		b := NewBudgets(policies, BudgetOptions{
+			ReadPerWindow: 100, WritePerWindow: write, Window: time.Minute,
+			DispatchPerWindow: dispatch, DispatchWindow: time.Hour,
+			Rejected: func(budget string) { r.mu.Lock(); r.rejected = append(r.rejected, budget); r.mu.Unlock() },
+		})
+		r.h = ClientIP(nil, 0)(b.Handler(ok))
+		return r
+	}
+	alice := &Principal{Kind: OAuthGrant, Key: "grant:alice", ScopesKnown: true}
+	bob := &Principal{Kind: OAuthGrant, Key: "grant:bob", ScopesKnown: true}
+
+	r := rig(100, 2)
+	for i, s := range []struct {
+		who  *Principal
+		tool string
+		want int
+	}{
+		{alice, "wf_dispatch", http.StatusOK},
+		{alice, "doc_admin", http.StatusOK}, // another write: no dispatch spent
+		{alice, "wf_dispatch", http.StatusOK},
+		{alice, "wf_dispatch", http.StatusTooManyRequests},
+		{bob, "wf_dispatch", http.StatusOK}, // per principal
+		{alice, "doc_admin", http.StatusOK},
+		{alice, "doc_get", http.StatusOK},
+	} {
+		w := r.send("192.0.2.1", s.who, s.tool, "7")
+		if w.Code != s.want {
+			t.Fatalf("step %d (%s %s): status %d, want %d", i, s.who.Key, s.tool, w.Code, s.want)
+		}
+		if w.Code != http.StatusTooManyRequests {
+			continue
+		}
+		if ra := w.Header().Get("Retry-After"); ra != "3600" {
+			t.Errorf("Retry-After = %q, want 3600 (the dispatch window)", ra)
+		}
+		_, e := rpcError(t, w.Body.String())
+		data := e["data"].(map[string]any)
+		if data["code"] != "rate_limited" || data["budget"] != "dispatch" || data["retry_after_seconds"] != float64(3600) {
+			t.Errorf("error data = %v", data)
+		}
+	}
+	if got := strings.Join(r.rejected, ","); got != "dispatch" {
+		t.Errorf("rejected = %s, want dispatch", got)
+	}
+
+	// The write budget refuses first, and names itself.
+	r = rig(1, 5)
+	r.send("192.0.2.1", alice, "wf_dispatch", "1")
+	if w := r.send("192.0.2.1", alice, "wf_dispatch", "1"); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("status %d", w.Code)
+	}
+	if got := strings.Join(r.rejected, ","); got != "write" {
+		t.Errorf("rejected = %s, want write", got)
+	}
+
+	// No dispatch budget configured: only the write budget applies.
+	r = rig(100, 0)
+	for i := range 5 {
+		if w := r.send("192.0.2.1", alice, "wf_dispatch", "1"); w.Code != http.StatusOK {
+			t.Fatalf("dispatch %d without a dispatch budget: %d", i, w.Code)
+		}
+	}
+}

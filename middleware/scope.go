@@ -17,6 +17,11 @@ type ToolPolicy struct {
 	Scopes []string
 	// Write tools spend the write budget; everything else the read budget.
 	Write bool
+	// Dispatch tools store a row for their caller on every call (a
+	// workflow): besides the write budget they spend the caller's dispatch
+	// budget (BudgetOptions.DispatchPerWindow), which bounds what one
+	// principal can add to the store.
+	Dispatch bool
 }
 
 // Policies looks up a tool's policy by name.

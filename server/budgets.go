@@ -42,7 +42,9 @@ func (g *Gateway) budgetOptions(endpoint string) middleware.BudgetOptions {
 		ReadPerWindow: g.cfg.ReadPerMinute, WritePerWindow: g.cfg.WritePerMinute, IPCeilingPerWindow: g.cfg.IPCeilingPerMinute,
 		RefusedBearersPerWindow: g.cfg.RefusedBearersPerMinute,
 		Window:                  time.Minute,
-		Rejected:                func(budget string) { g.budgetRejections.WithLabelValues(endpoint, budget).Inc() },
+		// Dispatches store workflows kept for days: an hourly bound.
+		DispatchPerWindow: g.cfg.DispatchesPerHour, DispatchWindow: time.Hour,
+		Rejected: func(budget string) { g.budgetRejections.WithLabelValues(endpoint, budget).Inc() },
 	}
 	if g.redis != nil {
 		o.NewCounter = func(budget string) httprate.LimitCounter {

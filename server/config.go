@@ -99,6 +99,16 @@ type Config struct {
 	OAuthUnusedClientTTL       time.Duration
 	OAuthRevokedGrantRetention time.Duration
 	OAuthPurgeInterval         time.Duration
+	// WorkflowRetention is how long a dispatched workflow is kept (and
+	// replayable with workflow_get) before the purge, which runs every
+	// WorkflowPurgeInterval, deletes it.
+	WorkflowRetention     time.Duration
+	WorkflowPurgeInterval time.Duration
+	// DispatchesPerHour bounds the workflows one principal may dispatch,
+	// and so store, per hour (besides the write budget): with
+	// WorkflowRetention it bounds the workflows a principal keeps stored.
+	DispatchesPerHour int
+
 	// OAuthClientMetadataHosts allowlists the hosts of Client ID Metadata
 	// Documents (issue 16); empty keeps them off, since a fetch is the
 	// gateway's only request to an origin a caller picks.
@@ -164,6 +174,9 @@ func Default() Config {
 		OAuthClientMetadataFetchesPerMinute:      oauth.DefaultClientMetadataFetchesPerMinute,
 		OAuthClientMetadataTotalFetchesPerMinute: oauth.DefaultClientMetadataTotalFetchesPerMinute,
 		OAuthAppRedirectSchemes:                  slices.Clone(oauth.DefaultAppRedirectSchemes),
+		WorkflowRetention:                        30 * 24 * time.Hour,
+		WorkflowPurgeInterval:                    10 * time.Minute,
+		DispatchesPerHour:                        60,
 	}
 }
 

@@ -54,6 +54,7 @@ var demoAgentFiles = map[string]string{
 	"docs/agents/modes/worker.md":   "# Worker\n\nDo the task; stop and ask when the proposal is ambiguous.\n",
 	"docs/agents/roles/reviewer.md": "# Reviewer\n\nRead the whole verified diff before you comment on it.\n",
 	"docs/agents/soul.md":           "Be kind, be exact.\n",
+	"docs/agents/skills/diffs.md":   "# Reading diffs\n\nFollow next_cursor until it is absent; a page is verified evidence.\n",
 }
 
 // demoUpstreams are the emulated upstreams and what they hold.
@@ -251,8 +252,8 @@ func seedDemoStore(ctx context.Context, st store.Store, up *demoUpstreams) (demo
 // seedDemoCatalog links the account's instruction repository, allowlists
 // its documents pinned at their commit, names the core and the worker
 // mode, and creates the project's profile demoProfile: role
-// responsibilities, the project's README as methodology, and soul. It
-// returns the profile's ID.
+// responsibilities, the project's README as methodology, soul and a skill,
+// so that no layer is missing. It returns the profile's ID.
 func seedDemoCatalog(ctx context.Context, st store.Store, p store.Project, projectRepo string, up *demoUpstreams) (string, error) {
 	arp, err := st.LinkAccountRepository(ctx, p.AccountID, up.docs.Owner, demoAgentsRepo, demoAgentsInstallation)
 	if err != nil {
@@ -285,6 +286,7 @@ func seedDemoCatalog(ctx context.Context, st store.Store, p store.Project, proje
 		{store.LayerRoleResponsibilities, ins["docs/agents/roles/reviewer.md"]},
 		{store.LayerMethodology, method.ID},
 		{store.LayerSoul, ins["docs/agents/soul.md"]},
+		{store.LayerSkills, ins["docs/agents/skills/diffs.md"]},
 	} {
 		if _, err := st.SetProfileLayer(ctx, prof.ID, l.layer, []string{l.source}); err != nil {
 			return "", err
@@ -356,7 +358,7 @@ Everything below is local and made up for this demo; it is gone when you stop it
   documents endpoint  %[12]s
     emulated GitHub   %[13]s   %[14]s/%[15]s with GitHub App %[16]d; instruction documents in %[14]s/%[17]s
     project           %[18]s   runtime document %[19]s = source %[20]s
-    catalog profile   %[21]s   %[22]q: core, %[23]s mode, role responsibilities, methodology, soul
+    catalog profile   %[21]s   %[22]q: core, %[23]s mode, role responsibilities, methodology, soul, skills
     a gateway token   %[24]s   (alice, %[25]s, 24 h)
     OpenID provider   %[26]s   user alice / %[27]s (for the OAuth login)
 

@@ -50,6 +50,8 @@ type Gateway struct {
 	// deployment has is the operator's business, so they are served only
 	// on metrics.listen, never on the API listener (MetricsHandler).
 	storeRegistry *prometheus.Registry
+	// workflowPurge counts the workflow purge (catalog.workflow_retention).
+	workflowPurge purgeCounters
 	// tracer is nil with tracing off (tracing.otlp_endpoint unset).
 	tracer trace.Tracer
 }
@@ -70,9 +72,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	g.domain = newDomainMetrics(g.registry)
 	g.budgetRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agent_gateway_budget_rejections_total",
-		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write).",
+		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write, dispatch, ip_ceiling, refused_bearers).",
 	}, []string{"catalog", "budget"})
 	g.registry.MustRegister(g.budgetRejections)
+	g.workflowPurge = newWorkflowPurgeCounters(g.registry, g.storeRegistry)
 	g.bounds = newLoadBounds(cfg, g.registry)
 	g.tracer = g.startTracing()
 	if cfg.ForgejoOrigin != nil {

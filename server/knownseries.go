@@ -33,8 +33,10 @@ func (g *Gateway) zeroKnownSeries() {
 	}
 	// The IP ceiling guards unverified Forgejo bearers only.
 	g.budgetRejections.WithLabelValues(g.forgejoC.Name, "ip_ceiling")
-	// Only the documents endpoint looks bearers up in the store.
+	// Only the documents endpoint looks bearers up in the store, and only
+	// it has a tool that dispatches.
 	g.budgetRejections.WithLabelValues(g.documentsC.Name, "refused_bearers")
+	g.budgetRejections.WithLabelValues(g.documentsC.Name, "dispatch")
 	for _, event := range []string{"cache_hit", "minted", "mint_failed"} {
 		g.domain.installTokens.WithLabelValues(event)
 	}
@@ -46,6 +48,7 @@ func (g *Gateway) zeroKnownSeries() {
 	if g.cfg.GitHubAPIOrigin != nil {
 		g.metrics.zero("github")
 	}
+	g.workflowPurge.zero()
 	if g.oauthMetrics != nil {
 		for _, s := range oauthRefusalSeries {
 			g.oauthMetrics.refusals.WithLabelValues(s[0], s[1])
@@ -55,12 +58,7 @@ func (g *Gateway) zeroKnownSeries() {
 		for _, result := range oauth.ClientMetadataLookupResults {
 			g.oauthMetrics.cimd.WithLabelValues(result)
 		}
-		for _, outcome := range []string{"purged", "skipped", "failed"} {
-			g.oauthMetrics.purgeRuns.WithLabelValues(outcome)
-		}
-		for _, table := range purgeTables {
-			g.oauthMetrics.purgedRows.WithLabelValues(table)
-		}
+		g.oauthMetrics.purge.zero()
 	}
 }
 

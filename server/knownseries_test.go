@@ -49,7 +49,7 @@ func TestZeroKnownSeries(t *testing.T) {
 		name   string
 		series int
 	}{
-		{"agent_gateway_budget_rejections_total", 6}, // read, write × 2 catalogues; ip_ceiling; refused_bearers
+		{"agent_gateway_budget_rejections_total", 7}, // read, write × 2 catalogues; ip_ceiling; refused_bearers; dispatch
 		{"agent_gateway_github_installation_tokens_total", 3},
 		{"agent_gateway_evidence_entities_total", 1},
 		{"agent_gateway_pages_served_total", len(pagingTools)},
@@ -58,6 +58,8 @@ func TestZeroKnownSeries(t *testing.T) {
 		{"agent_gateway_oauth_client_metadata_lookups_total", len(oauth.ClientMetadataLookupResults)},
 		{"agent_gateway_oauth_purge_runs_total", 3},
 		{"agent_gateway_oauth_purged_rows_total", len(purgeTables)},
+		{"agent_gateway_workflow_purge_runs_total", 3},
+		{"agent_gateway_workflow_purged_rows_total", len(workflowPurgeTables)},
 		{"agent_gateway_upstream_requests_total", 2}, // forgejo and the default GitHub origin
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -225,6 +225,8 @@ func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gate
 	}
 	stopPurge := g.startOAuthPurge(ctx)
 	defer stopPurge() // before g.Close closes the store
+	stopWorkflowPurge := g.startWorkflowPurge(ctx)
+	defer stopWorkflowPurge()
 	g.logUsableEndpoints(log)
 	log.Info("listening", "addr", s.Addr().String(), "public_url", cfg.PublicURL, "version", Version)
 	if announce != nil {

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"log/slog"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -15,11 +13,10 @@ import (
 // Refusals and purge runs are registered on reg; the row counts (rows
 // left, rows purged) on storeReg, which only the metrics listener serves.
 type oauthMetrics struct {
-	refusals   *prometheus.CounterVec
-	cimd       *prometheus.CounterVec
-	purgeRuns  *prometheus.CounterVec
-	purgedRows *prometheus.CounterVec
-	rows       *prometheus.GaugeVec
+	refusals *prometheus.CounterVec
+	cimd     *prometheus.CounterVec
+	purge    purgeCounters
+	rows     *prometheus.GaugeVec
 }
 
 func newOAuthMetrics(reg, storeReg prometheus.Registerer) *oauthMetrics {
@@ -32,21 +29,17 @@ func newOAuthMetrics(reg, storeReg prometheus.Registerer) *oauthMetrics {
 			Name: "agent_gateway_oauth_client_metadata_lookups_total",
 			Help: "Lookups of Client ID Metadata Documents by result: fetched and fetch_failed are the outbound fetches; cache_hit, cached_failure and shared cost none; refused_url, rate_limited_address and rate_limited_total were refused before any fetch.",
 		}, []string{"result"}),
-		purgeRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agent_gateway_oauth_purge_runs_total",
-			Help: "Scheduled OAuth purges by outcome: purged (this replica ran it), skipped (another replica held the purge lock), failed.",
-		}, []string{"outcome"}),
-		purgedRows: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agent_gateway_oauth_purged_rows_total",
-			Help: "Rows the OAuth purge deleted, by table (codes, login_sessions, tokens, clients, grants).",
-		}, []string{"table"}),
+		purge: newPurgeCounters(reg, storeReg, "OAuth purge", "oauth",
+			"Scheduled OAuth purges by outcome: purged (this replica ran it), skipped (another replica held the purge lock), failed.",
+			"Rows the OAuth purge deleted, by table (codes, login_sessions, tokens, clients, grants).",
+			purgeTables),
 		rows: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "agent_gateway_oauth_rows",
 			Help: "OAuth rows in the store after the last purge tick, by table (clients, unused_clients, login_sessions, codes, tokens, grants).",
 		}, []string{"table"}),
 	}
-	reg.MustRegister(m.refusals, m.cimd, m.purgeRuns)
-	storeReg.MustRegister(m.purgedRows, m.rows)
+	reg.MustRegister(m.refusals, m.cimd)
+	storeReg.MustRegister(m.rows)
 	return m
 }
 
@@ -57,26 +50,8 @@ func newOAuthMetrics(reg, storeReg prometheus.Registerer) *oauthMetrics {
 // (the store's advisory lock), so nothing is deleted twice and no replica
 // waits for another.
 func (g *Gateway) startOAuthPurge(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(g.cfg.OAuthPurgeInterval)
-		defer tick.Stop()
-		for {
-			g.purgeOAuth(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return every(ctx, g.cfg.OAuthPurgeInterval, g.purgeOAuth)
 }
-
-// purgeTimeout bounds one purge tick.
-const purgeTimeout = time.Minute
 
 // purgeOAuth runs one purge and refreshes the row gauges.
 func (g *Gateway) purgeOAuth(ctx context.Context) {
@@ -86,30 +61,8 @@ func (g *Gateway) purgeOAuth(ctx context.Context) {
 		UnusedClientTTL: g.cfg.OAuthUnusedClientTTL, RevokedGrantRetention: g.cfg.OAuthRevokedGrantRetention,
 	})
 	m := g.oauthMetrics
-	switch {
-	case err != nil && ctx.Err() != nil:
+	if !m.purge.record(ctx, g.log, res, err) {
 		return // shutting down
-	case err != nil:
-		m.purgeRuns.WithLabelValues("failed").Inc()
-		g.log.Warn("OAuth purge failed", "error", err.Error())
-	case !res.Ran:
-		m.purgeRuns.WithLabelValues("skipped").Inc()
-		g.log.Debug("OAuth purge skipped: another replica is purging")
-	default:
-		m.purgeRuns.WithLabelValues("purged").Inc()
-		attrs := []any{}
-		var total int64
-		for _, table := range purgeTables {
-			n := res.Deleted[table]
-			m.purgedRows.WithLabelValues(table).Add(float64(n))
-			attrs = append(attrs, table, n)
-			total += n
-		}
-		level := slog.LevelDebug
-		if total > 0 {
-			level = slog.LevelInfo
-		}
-		g.log.Log(ctx, level, "OAuth purge", attrs...)
 	}
 	c, err := g.store.CountOAuthRows(ctx)
 	if err != nil {

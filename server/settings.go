@@ -212,6 +212,9 @@ var settings = []setting{
 	{key: "oauth.unused_client_ttl", help: "how long a registered OAuth client that never obtained a token is kept before the purge deletes it", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthUnusedClientTTL })},
 	{key: "oauth.revoked_grant_retention", help: "how long a revoked OAuth grant stays listed (admin list-grants --include-revoked) once none of its tokens is left", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthRevokedGrantRetention })},
 	{key: "oauth.purge_interval", help: "how often each replica purges expired OAuth codes, login sessions, tokens, unused clients and old revoked grants (one replica at a time)", set: durationSetter(func(c *Config) *time.Duration { return &c.OAuthPurgeInterval })},
+	{key: "catalog.workflow_retention", help: "how long a dispatched workflow is kept, and replayable with workflow_get, before the purge deletes it (after that: not_found)", set: durationSetter(func(c *Config) *time.Duration { return &c.WorkflowRetention })},
+	{key: "catalog.workflow_purge_interval", help: "how often each replica deletes the workflows older than catalog.workflow_retention, in batches (one replica at a time)", set: durationSetter(func(c *Config) *time.Duration { return &c.WorkflowPurgeInterval })},
+	{key: "catalog.dispatches_per_hour", help: "workflow_dispatch calls per principal per hour, shared through Redis when configured; past it 429 rate_limited (budget dispatch) before anything is read or stored", set: positiveInt(func(c *Config) *int { return &c.DispatchesPerHour })},
 	{key: "oauth.client_metadata_hosts", help: "comma-separated hosts whose https URLs clients may use as client_id (Client ID Metadata Documents, fetched by the gateway); empty: off", set: func(c *Config, v string) error {
 		c.OAuthClientMetadataHosts = nil
 		for _, h := range splitList(v) {

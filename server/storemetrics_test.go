@@ -41,13 +41,13 @@ func TestStoreSeriesOnlyOnMetricsListener(t *testing.T) {
 			case metricsListen == "" && (code != http.StatusOK || !strings.Contains(api, "\nagent_gateway_oauth_purge_runs_total")):
 				t.Fatalf("API /metrics: %d\n%s", code, api)
 			}
-			for _, name := range []string{"agent_gateway_oauth_rows", "agent_gateway_oauth_purged_rows_total"} {
+			for _, name := range []string{"agent_gateway_oauth_rows", "agent_gateway_oauth_purged_rows_total", "agent_gateway_workflow_purged_rows_total"} {
 				if strings.Contains(api, name) {
 					t.Errorf("the API listener's /metrics shows %s", name)
 				}
 			}
 			code, full := scrape(t, g.MetricsHandler())
-			for _, want := range []string{`agent_gateway_oauth_rows{table="clients"} 0`, `agent_gateway_oauth_purged_rows_total{table="clients"} 0`, "\nagent_gateway_oauth_purge_runs_total"} {
+			for _, want := range []string{`agent_gateway_oauth_rows{table="clients"} 0`, `agent_gateway_oauth_purged_rows_total{table="clients"} 0`, `agent_gateway_workflow_purged_rows_total{table="workflows"} 0`, "\nagent_gateway_oauth_purge_runs_total"} {
 				if code != http.StatusOK || !strings.Contains(full, want) {
 					t.Errorf("the metrics listener's exposition lacks %s (%d)", want, code)
 				}

@@ -135,6 +135,33 @@ var LayerOrder = []string{
 // from the account.
 var ProfileLayers = LayerOrder[2:]
 
+// reportedLayers are the layers whose absence a dispatch reports in
+// catalog.layers_missing, in assembly order. Seed 002 makes role
+// instructions the one optional layer, so every other one is reported when
+// absent — except role responsibilities, without which a profile has no
+// role and is refused (profile_incomplete) rather than dispatched.
+var reportedLayers = []string{LayerCore, LayerMode, LayerMethodology, LayerSoul, LayerSkills}
+
+// missingLayers lists, in assembly order, the reported layers not in has.
+func missingLayers(has map[string]bool) []string {
+	var out []string
+	for _, l := range reportedLayers {
+		if !has[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// layerSet is the set of layers that ls names.
+func layerSet(ls []PlanLayer) map[string]bool {
+	has := make(map[string]bool, len(ls))
+	for _, l := range ls {
+		has[l.Layer] = true
+	}
+	return has
+}
+
 // multiLayers may name several sources (in order); the others one.
 var multiLayers = map[string]bool{LayerRoleInstructions: true, LayerSkills: true}
 
@@ -226,6 +253,20 @@ type CatalogProfile struct {
 	Layers []PlanLayer
 }
 
+// MissingLayers is what a dispatch of the profile reports in
+// catalog.layers_missing, given the account's core and mode configuration:
+// the same rule as CatalogPlan's Missing, for the admin's view of a
+// profile.
+func (p CatalogProfile) MissingLayers(account []AccountLayer) []string {
+	has := layerSet(p.Layers)
+	for _, a := range account {
+		if a.Layer == LayerCore || (a.Layer == LayerMode && a.Mode == p.Mode) {
+			has[a.Layer] = true
+		}
+	}
+	return missingLayers(has)
+}
+
 // CatalogSource is a document a catalog layer reads: an account
 // instruction source or a project document source, with its repository's
 // identity, installation and revocation state.
@@ -263,7 +304,9 @@ type CatalogPlan struct {
 	Profile   CatalogProfile
 	// Layers are core, mode and the profile's layers, in assembly order.
 	Layers []PlanLayer
-	// Missing lists the account layers ("core", "mode") not configured.
+	// Missing lists, in assembly order, the layers not configured that a
+	// dispatch reports in catalog.layers_missing: the account's core and
+	// mode, the profile's methodology, soul and skills (reportedLayers).
 	Missing []string
 }
 

@@ -322,8 +322,7 @@ func (s *sqlStore) catalogPlan(ctx context.Context, q queryer, projectID, profil
 		var id string
 		err := q.QueryRowContext(ctx, query, account, key.layer, key.mode).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
-			plan.Missing = append(plan.Missing, key.layer)
-			continue
+			continue // reported in Missing
 		} else if err != nil {
 			return CatalogPlan{}, fmt.Errorf("reading the account's %s: %w", key.layer, err)
 		}
@@ -334,5 +333,6 @@ func (s *sqlStore) catalogPlan(ctx context.Context, q queryer, projectID, profil
 		plan.Layers = append(plan.Layers, PlanLayer{Layer: key.layer, Position: 1, Source: src})
 	}
 	plan.Layers = append(plan.Layers, p.Layers...)
+	plan.Missing = missingLayers(layerSet(plan.Layers))
 	return plan, nil
 }

@@ -21,8 +21,12 @@ var catalogSuite = []struct {
 	{"profiles and their layers", testProfiles},
 	{"catalog tenant rules in SQL", testCatalogConstraintsInSQL},
 	{"plan order, missing layers and tenancy", testCatalogPlan},
+	{"every layer but role instructions is reported missing", testMissingLayers},
 	{"workflow store re-checks the plan", testCreateWorkflow},
 	{"dispatch racing a repository revocation", testWorkflowRacesRevocation},
+	{"workflow purge", testWorkflowPurge},
+	{"concurrent workflow purges delete each row once", testConcurrentWorkflowPurges},
+	{"workflow purge lock is its own", testWorkflowPurgeLock},
 }
 
 func TestCatalogStore(t *testing.T) {
@@ -276,21 +280,21 @@ func testCatalogPlan(t *testing.T, s store.Store) {
 	try(s.SetProfileLayer(ctx, p.ID, store.LayerRoleResponsibilities, []string{f.role.ID})).must(t)
 
 	plan := try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
-	if strings.Join(plan.Missing, " ") != "core mode" || len(plan.Layers) != 4 {
-		t.Fatalf("plan without core and mode: missing %v, layers %v", plan.Missing, layerKeys(plan.Layers))
+	if strings.Join(plan.Missing, " ") != "core mode methodology" || len(plan.Layers) != 4 {
+		t.Fatalf("plan without core, mode and methodology: missing %v, layers %v", plan.Missing, layerKeys(plan.Layers))
 	}
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerCore, "", f.core.ID)).must(t)
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerMode, "verifier", f.verifier.ID)).must(t)
 	plan = try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
-	if strings.Join(plan.Missing, " ") != "mode" {
-		t.Fatalf("only the worker mode is missing; got %v", plan.Missing)
+	if strings.Join(plan.Missing, " ") != "mode methodology" {
+		t.Fatalf("only the worker mode and methodology are missing; got %v", plan.Missing)
 	}
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerMode, "worker", f.worker.ID)).must(t)
 	plan = try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
 	want := []string{"core/1/" + f.core.ID, "mode/1/" + f.worker.ID, "role_responsibilities/1/" + f.role.ID,
 		"soul/1/" + f.docA.ID, "skills/1/" + f.skill.ID, "skills/2/" + f.skill2.ID}
-	if g := layerKeys(plan.Layers); strings.Join(g, " ") != strings.Join(want, " ") || len(plan.Missing) != 0 {
-		t.Fatalf("plan = %v missing %v, want %v", g, plan.Missing, want)
+	if g := layerKeys(plan.Layers); strings.Join(g, " ") != strings.Join(want, " ") || strings.Join(plan.Missing, " ") != "methodology" {
+		t.Fatalf("plan = %v missing %v, want %v missing [methodology]", g, plan.Missing, want)
 	}
 	if l := plan.Layers[3].Source; l.Scope != store.ScopeProject || l.TrackingRef != "main" || l.Owner != "acme" || l.InstallationID != 9 {
 		t.Fatalf("project layer source = %+v", l)
@@ -306,6 +310,63 @@ func testCatalogPlan(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrNotFound)
 }
 
+// testMissingLayers: only role instructions are optional (seed 002). A
+// plan reports, in assembly order, every other layer it lacks except role
+// responsibilities (without which it is not dispatched at all): the
+// account's core and mode, and the profile's methodology, soul and skills;
+// the admin's view of the profile says the same, and a stored workflow
+// keeps the report.
+func testMissingLayers(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	f := newCatalogFixture(t, s)
+	p := try(s.CreateProfile(ctx, store.NewCatalogProfile{ProjectID: f.projectA.ID, Name: "dev"})).must(t)
+	try(s.SetProfileLayer(ctx, p.ID, store.LayerRoleResponsibilities, []string{f.role.ID})).must(t)
+	all := "core mode methodology soul skills"
+	for _, c := range []struct {
+		name    string
+		set     func()
+		missing string
+	}{
+		{"role responsibilities only", func() {}, all},
+		{"role instructions are optional", func() {
+			try(s.SetProfileLayer(ctx, p.ID, store.LayerRoleInstructions, []string{f.skill2.ID})).must(t)
+		}, all},
+		{"skills", func() {
+			try(s.SetProfileLayer(ctx, p.ID, store.LayerSkills, []string{f.skill.ID})).must(t)
+		}, "core mode methodology soul"},
+		{"core", func() {
+			try(s.SetAccountLayer(ctx, f.account.ID, store.LayerCore, "", f.core.ID)).must(t)
+		}, "mode methodology soul"},
+		{"soul", func() {
+			try(s.SetProfileLayer(ctx, p.ID, store.LayerSoul, []string{f.docA.ID})).must(t)
+		}, "mode methodology"},
+		{"methodology", func() {
+			try(s.SetProfileLayer(ctx, p.ID, store.LayerMethodology, []string{f.verifier.ID})).must(t)
+		}, "mode"},
+		{"mode", func() {
+			try(s.SetAccountLayer(ctx, f.account.ID, store.LayerMode, "worker", f.worker.ID)).must(t)
+		}, ""},
+		{"soul removed again", func() {
+			try(s.SetProfileLayer(ctx, p.ID, store.LayerSoul, nil)).must(t)
+		}, "soul"},
+	} {
+		c.set()
+		plan := try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
+		if got := strings.Join(plan.Missing, " "); got != c.missing {
+			t.Fatalf("%s: plan missing %q, want %q (layers %v)", c.name, got, c.missing, layerKeys(plan.Layers))
+		}
+		prof := try(s.GetProfile(ctx, p.ID)).must(t)
+		account := try(s.ListAccountLayers(ctx, f.account.ID)).must(t)
+		if got := strings.Join(prof.MissingLayers(account), " "); got != c.missing {
+			t.Fatalf("%s: profile view missing %q, want %q", c.name, got, c.missing)
+		}
+		w := try(s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})).must(t)
+		if got := strings.Join(try(s.GetWorkflow(ctx, f.projectA.ID, w.ID)).must(t).LayersMissing, " "); got != c.missing {
+			t.Fatalf("%s: stored workflow missing %q, want %q", c.name, got, c.missing)
+		}
+	}
+}
+
 func frozen(plan store.CatalogPlan) []store.FrozenLayer {
 	var out []store.FrozenLayer
 	for _, l := range plan.Layers {
@@ -315,18 +376,26 @@ func frozen(plan store.CatalogPlan) []store.FrozenLayer {
 	return out
 }
 
-func testCreateWorkflow(t *testing.T, s store.Store) {
+// devProfile configures project A's profile "dev" (role responsibilities
+// and soul) and the account's core and worker mode, and returns the
+// profile and its plan: four layers.
+func devProfile(t *testing.T, s store.Store, f catalogFixture) (store.CatalogProfile, store.CatalogPlan) {
+	t.Helper()
 	ctx := context.Background()
-	f := newCatalogFixture(t, s)
 	p := try(s.CreateProfile(ctx, store.NewCatalogProfile{ProjectID: f.projectA.ID, Name: "dev"})).must(t)
 	try(s.SetProfileLayer(ctx, p.ID, store.LayerRoleResponsibilities, []string{f.role.ID})).must(t)
 	try(s.SetProfileLayer(ctx, p.ID, store.LayerSoul, []string{f.docA.ID})).must(t)
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerCore, "", f.core.ID)).must(t)
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerMode, "worker", f.worker.ID)).must(t)
+	return p, try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
+}
 
-	plan := try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
+func testCreateWorkflow(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	f := newCatalogFixture(t, s)
+	p, plan := devProfile(t, s, f)
 	w := try(s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})).must(t)
-	if w.SourceBytes != 40 || len(w.LayersMissing) != 0 || !strings.HasPrefix(w.ID, "wfl_") {
+	if w.SourceBytes != 40 || strings.Join(w.LayersMissing, " ") != "methodology skills" || !strings.HasPrefix(w.ID, "wfl_") {
 		t.Fatalf("workflow = %+v", w)
 	}
 	got := try(s.GetWorkflow(ctx, f.projectA.ID, w.ID)).must(t)

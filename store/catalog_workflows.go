@@ -117,16 +117,13 @@ func scanWorkflow(row rowScanner) (Workflow, error) {
 
 // GetWorkflow implements CatalogStore.
 func (s *sqlStore) GetWorkflow(ctx context.Context, projectID, workflowID string) (Workflow, error) {
-	w, err := scanWorkflow(s.db.QueryRowContext(ctx,
-		`SELECT `+workflowColumns+` FROM workflows w WHERE w.project_id = $1 AND w.id = $2`, projectID, workflowID))
-	if err != nil {
-		return Workflow{}, notFound(err, "workflow")
-	}
-	account, err := s.projectAccount(ctx, s.db, projectID)
-	if err != nil {
-		return Workflow{}, err
-	}
-	w.Layers, err = queryAll(ctx, s.db, "reading workflow layers", func(row rowScanner) (FrozenLayer, error) {
+	// The layers are read before the workflow row, outside a transaction:
+	// a workflow and its layers are stored together and purged together,
+	// so a workflow row still there after its layers were read had every
+	// layer when they were read. In the other order, a purge committing in
+	// between would yield a workflow without layers (and an empty replay);
+	// this way it is not_found.
+	layers, err := queryAll(ctx, s.db, "reading workflow layers", func(row rowScanner) (FrozenLayer, error) {
 		var l FrozenLayer
 		var tracking sql.NullString
 		err := row.Scan(&l.Layer, &l.Position, &l.Source.Scope, &l.Source.ID, &l.Source.RepositoryID,
@@ -138,7 +135,17 @@ func (s *sqlStore) GetWorkflow(ctx context.Context, projectID, workflowID string
 		return l, err
 	}, `SELECT layer, position, source_scope, source_id, repository_id, owner, name, path, tracking_ref,
 	           commit_sha, sha256, bytes, chars
-	      FROM workflow_layers WHERE workflow_id = $1 ORDER BY ordinal`, w.ID)
+	      FROM workflow_layers WHERE workflow_id = $1 ORDER BY ordinal`, workflowID)
+	if err != nil {
+		return Workflow{}, err
+	}
+	w, err := scanWorkflow(s.db.QueryRowContext(ctx,
+		`SELECT `+workflowColumns+` FROM workflows w WHERE w.project_id = $1 AND w.id = $2`, projectID, workflowID))
+	if err != nil {
+		return Workflow{}, notFound(err, "workflow")
+	}
+	w.Layers = layers
+	account, err := s.projectAccount(ctx, s.db, projectID)
 	if err != nil {
 		return Workflow{}, err
 	}

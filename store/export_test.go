@@ -11,3 +11,10 @@ func RawDB(s Store) *sql.DB { return s.(*sqlStore).db }
 
 // SetClock replaces a store's clock, so that tests can make rows expire.
 func SetClock(s Store, now func() time.Time) { s.(*sqlStore).now = now }
+
+// The purges' advisory lock keys, so that a test can hold one as another
+// replica would.
+const (
+	OAuthPurgeLockKey    = int64(oauthPurgeLock)
+	WorkflowPurgeLockKey = int64(workflowPurgeLock)
+)

@@ -35,6 +35,20 @@ type PurgePolicy struct {
 	RevokedGrantRetention time.Duration
 }
 
+// purgeLock is the PostgreSQL advisory lock key of one scheduled purge:
+// the first 8 bytes of SHA-256 of its name, read as a big-endian int64.
+// Each purge has its own, so replicas take turns at each without one purge
+// making another skip.
+type purgeLock int64
+
+// The purges' lock keys.
+const (
+	// oauthPurgeLock is SHA-256("agent-gateway/store/purge").
+	oauthPurgeLock purgeLock = -6993785210412293760
+	// workflowPurgeLock is SHA-256("agent-gateway/store/workflow-purge").
+	workflowPurgeLock purgeLock = -2224246668590111935
+)
+
 // codeRetention keeps an expired authorization code a while, so that a
 // late replay is still recognised as one (and revokes its family) rather
 // than being an unknown code.
@@ -59,7 +73,7 @@ func (s *sqlStore) PurgeOAuth(ctx context.Context, p PurgePolicy) (PurgeResult, 
 	res := PurgeResult{Deleted: map[string]int64{}}
 	now := s.now()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		ok, err := s.d.tryPurgeLock(ctx, tx)
+		ok, err := s.d.tryPurgeLock(ctx, tx, oauthPurgeLock)
 		if err != nil || !ok {
 			return err
 		}

@@ -179,20 +179,17 @@ func testOAuthPurge(t *testing.T, s store.Store) {
 	}
 }
 
-// testConcurrentPurges: purges running at once (replicas on one database)
-// delete every row exactly once between them and fail nowhere; on
-// PostgreSQL, those that find the lock taken skip.
-func testConcurrentPurges(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	for range 3 {
-		newPurgeScene(t, s)
-	}
+// concurrentPurges runs four purges at once, as replicas on one database
+// would, and returns what they deleted together by table and how many of
+// them ran; any error fails the test.
+func concurrentPurges(t *testing.T, purge func() (store.PurgeResult, error)) (map[string]int64, int) {
+	t.Helper()
 	const n = 4
 	results := make([]store.PurgeResult, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { results[i], errs[i] = s.PurgeOAuth(ctx, purgePolicy) })
+		wg.Go(func() { results[i], errs[i] = purge() })
 	}
 	wg.Wait()
 	total := map[string]int64{}
@@ -208,6 +205,18 @@ func testConcurrentPurges(t *testing.T, s store.Store) {
 			total[k] += v
 		}
 	}
+	return total, ran
+}
+
+// testConcurrentPurges: purges running at once (replicas on one database)
+// delete every row exactly once between them and fail nowhere; on
+// PostgreSQL, those that find the lock taken skip.
+func testConcurrentPurges(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for range 3 {
+		newPurgeScene(t, s)
+	}
+	total, ran := concurrentPurges(t, func() (store.PurgeResult, error) { return s.PurgeOAuth(ctx, purgePolicy) })
 	// Storing a live session or code purges expired ones on the way, so
 	// only the last scene's expired session and code are left to purge.
 	want := map[string]int64{"login_sessions": 1, "codes": 1, "tokens": 6, "clients": 3, "grants": 3}

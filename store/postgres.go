@@ -82,16 +82,12 @@ func (postgresDialect) classify(err error) error {
 // then sees what the transaction wrote.
 func (postgresDialect) forShare() string { return " FOR SHARE" }
 
-// purgeLockKey is the pg_try_advisory_xact_lock key of the scheduled
-// purge: the first 8 bytes of SHA-256("agent-gateway/store/purge") read as
-// a big-endian int64.
-const purgeLockKey int64 = -6993785210412293760
-
-// tryPurgeLock lets one replica purge per tick; the others skip rather
-// than wait (the purge is idempotent, so a skipped tick loses nothing).
-func (postgresDialect) tryPurgeLock(ctx context.Context, tx *sql.Tx) (bool, error) {
+// tryPurgeLock lets one replica run a purge per tick; the others skip
+// rather than wait (each purge is idempotent, so a skipped tick loses
+// nothing).
+func (postgresDialect) tryPurgeLock(ctx context.Context, tx *sql.Tx, key purgeLock) (bool, error) {
 	var ok bool
-	if err := tx.QueryRowContext(ctx, "SELECT pg_try_advisory_xact_lock($1)", purgeLockKey).Scan(&ok); err != nil {
+	if err := tx.QueryRowContext(ctx, "SELECT pg_try_advisory_xact_lock($1)", int64(key)).Scan(&ok); err != nil {
 		return false, fmt.Errorf("postgres: purge lock: %w", err)
 	}
 	return ok, nil

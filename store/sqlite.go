@@ -139,4 +139,6 @@ func (sqliteDialect) lockMigrations(context.Context, *sql.Tx) error { return nil
 
 // tryPurgeLock needs nothing on SQLite either: the purge's IMMEDIATE
 // transaction holds the single write lock, so purges never overlap.
-func (sqliteDialect) tryPurgeLock(context.Context, *sql.Tx) (bool, error) { return true, nil }
+func (sqliteDialect) tryPurgeLock(context.Context, *sql.Tx, purgeLock) (bool, error) {
+	return true, nil
+}

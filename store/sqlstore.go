@@ -24,9 +24,9 @@ type dialect interface {
 	// tx.
 	lockMigrations(ctx context.Context, tx *sql.Tx) error
 	// tryPurgeLock takes, for the rest of tx, the lock that lets one
-	// process at a time run the scheduled purge, without waiting: false
-	// means another process holds it.
-	tryPurgeLock(ctx context.Context, tx *sql.Tx) (bool, error)
+	// process at a time run one scheduled purge (key), without waiting:
+	// false means another process holds it.
+	tryPurgeLock(ctx context.Context, tx *sql.Tx, key purgeLock) (bool, error)
 	// forShare is the clause that makes a SELECT in a transaction hold its
 	// rows against concurrent change until commit.
 	forShare() string

@@ -197,6 +197,7 @@ type Store interface {
 	ClientStore
 	AuthorizationServerStore
 	OAuthPurgeStore
+	WorkflowPurgeStore
 
 	// Ping checks that the database answers: the readiness probe.
 	Ping(ctx context.Context) error

@@ -347,6 +347,14 @@ func (t tracedStore) LookupLegacyToken(ctx context.Context, secret string) (Lega
 	return call(t, ctx, "LookupLegacyToken", func(ctx context.Context) (LegacyToken, error) { return t.next.LookupLegacyToken(ctx, secret) })
 }
 
+// PurgeWorkflows implements Store.
+func (t tracedStore) PurgeWorkflows(ctx context.Context, p WorkflowPurgePolicy) (PurgeResult, error) {
+	ctx, span := t.start(ctx, "PurgeWorkflows")
+	v, err := t.next.PurgeWorkflows(ctx, p)
+	span.end(err)
+	return v, err
+}
+
 // PurgeOAuth implements Store.
 func (t tracedStore) PurgeOAuth(ctx context.Context, p PurgePolicy) (PurgeResult, error) {
 	return call(t, ctx, "PurgeOAuth", func(ctx context.Context) (PurgeResult, error) { return t.next.PurgeOAuth(ctx, p) })

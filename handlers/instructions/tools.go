@@ -6,7 +6,9 @@
 // A profile's layers come in a fixed order: the account's core and the
 // text of the profile's mode (worker, verifier, …), then the profile's role
 // responsibilities, methodology, optional role instructions, soul and
-// skills. Each layer is one document: an account instruction source under
+// skills. Role instructions are the one optional layer: any other that is
+// not configured is left out and reported in catalog.layers_missing, except
+// role responsibilities, without which a profile is not dispatched. Each layer is one document: an account instruction source under
 // docs/agents/, or an instruction-role document source of the caller's own
 // project. Layer metadata (SHA-256, bytes, Unicode code points, est_tokens,
 // provenance) always describes the raw text, never the assembly headings.
@@ -59,9 +61,12 @@ type Options struct {
 
 // Every catalog tool acts within the caller's project (toolset.ProjectGrant)
 // for an OAuth grant holding its scope; the catalog admits only such callers.
+// A dispatch stores a workflow, so besides the write budget it spends the
+// per-principal dispatch budget (catalog.dispatches_per_hour), refused
+// before anything is read or stored.
 var (
 	readPolicy     = middleware.ToolPolicy{Scopes: []string{ScopeRead}}
-	dispatchPolicy = middleware.ToolPolicy{Scopes: []string{ScopeDispatch}, Write: true}
+	dispatchPolicy = middleware.ToolPolicy{Scopes: []string{ScopeDispatch}, Write: true, Dispatch: true}
 )
 
 type listArgs struct{}
@@ -82,7 +87,8 @@ func Tools(o Options) []toolset.Tool {
 			Name: "catalog_profiles_list", Title: "List catalog profiles",
 			Description: "List the instruction profiles the authenticated project can dispatch: each profile's mode and " +
 				"the configured source of every layer in assembly order (core, mode, role responsibilities, methodology, " +
-				"role instructions, soul, skills), and catalog.layers_missing for account core/mode not configured. Reads no document.",
+				"role instructions, soul, skills), and catalog.layers_missing: the layers not configured other than the optional " +
+				"role instructions. Reads no document.",
 			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true,
 		}, func(ctx context.Context, _ listArgs) (any, error) { return o.list(ctx) }),
 		toolset.Typed(toolset.Tool{
@@ -96,8 +102,8 @@ func Tools(o Options) []toolset.Tool {
 			Name: "workflow_dispatch", Title: "Dispatch a workflow from a profile",
 			Description: "Assemble a profile and store the result as a frozen workflow: the resolved commit, SHA-256 and size " +
 				"of every layer, so a replay reads the same bytes. Returns the workflow with each layer's text and the assembled " +
-				"instructions. Missing account core/mode is reported in catalog.layers_missing; any configured source that " +
-				"cannot be read fails the dispatch.",
+				"instructions. A layer not configured (core, mode, methodology, soul, skills) is left out and reported in " +
+				"catalog.layers_missing; any configured source that cannot be read fails the dispatch.",
 			Policy: dispatchPolicy, Needs: toolset.ProjectGrant, OpenWorld: true,
 		}, o.dispatch),
 		toolset.Typed(toolset.Tool{
@@ -234,14 +240,17 @@ type ProfileSummary struct {
 	Layers  []ConfiguredLayer `json:"layers"`
 }
 
-// Summary is the catalog member of every result: which account layers are
-// not configured, and (once read) the budgeted size.
+// Summary is the catalog member of every result: which layers are not
+// configured (LayersMissing, in assembly order), and (once read) the
+// budgeted size.
 type Summary struct {
 	LayersMissing []string `json:"layers_missing"`
 	SourceBytes   *int     `json:"source_bytes,omitempty"`
 	BudgetBytes   int      `json:"budget_bytes"`
 	Chars         *int     `json:"chars,omitempty"`
-	EstTokens     *int     `json:"est_tokens,omitempty"`
+	// EstTokens is ceil(Chars/4), the estimate of the whole text; it can
+	// be less than the sum of the layers' est_tokens, which each round up.
+	EstTokens *int `json:"est_tokens,omitempty"`
 }
 
 // Repository is a source's repository identity.
@@ -357,13 +366,17 @@ func configured(l store.PlanLayer) ConfiguredLayer {
 	return ConfiguredLayer{LayerSource: layerSource(l.Layer, l.Position, l.Source), Active: l.Source.Active()}
 }
 
+// summary totals the layers. The profile's est_tokens is the estimate of
+// its whole text, ceil(total chars / 4), not the sum of the layers' own
+// estimates: each of those rounds up, so their sum overcounts by up to one
+// token per layer (279 characters in two layers would be 71, not 70).
 func summary(m []string, layers []store.FrozenLayer) Summary {
-	bytes, chars, tokens := 0, 0, 0
+	bytes, chars := 0, 0
 	for _, l := range layers {
 		bytes += l.Bytes
 		chars += l.Chars
-		tokens += EstTokens(l.Chars)
 	}
+	tokens := EstTokens(chars)
 	return Summary{LayersMissing: missing(m), SourceBytes: &bytes, BudgetBytes: BudgetBytes, Chars: &chars, EstTokens: &tokens}
 }
 

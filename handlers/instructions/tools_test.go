@@ -482,12 +482,88 @@ func TestEstTokens(t *testing.T) {
 	}
 }
 
+// TestEstTokensTotalFromTotalChars: the catalog's est_tokens is
+// ceil(total chars / 4) of the profile's whole text, not the sum of the
+// layers' own (rounded-up) estimates, which overcounts by up to one token
+// per layer; each layer keeps its own ceil(chars/4).
+func TestEstTokensTotalFromTotalChars(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		chars       []int
+		total, sumL int // the catalog's est_tokens, and the sum of the layers' own
+	}{
+		{"no layer", nil, 0, 0},
+		{"279 characters in one layer", []int{279}, 70, 70},
+		{"279 characters in two layers", []int{1, 278}, 70, 71},
+		{"four one-character layers", []int{1, 1, 1, 1}, 1, 4},
+		{"exact multiples", []int{4, 8, 0}, 3, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var layers []store.FrozenLayer
+			for _, n := range c.chars {
+				layers = append(layers, store.FrozenLayer{Layer: "skills", Chars: n, Bytes: n})
+			}
+			s := summary(nil, layers)
+			if *s.EstTokens != c.total {
+				t.Errorf("catalog est_tokens = %d, want %d", *s.EstTokens, c.total)
+			}
+			sum := 0
+			for _, v := range layerViews(layers, nil) {
+				sum += v.EstTokens
+			}
+			if sum != c.sumL {
+				t.Errorf("the layers' est_tokens sum to %d, want %d", sum, c.sumL)
+			}
+		})
+	}
+}
+
+// TestDispatchEstTokensTotal: through the tools, a profile whose layers'
+// estimates sum to more than its text's estimate reports the latter in
+// every view (assembled profile, dispatch, compact workflow).
+func TestDispatchEstTokensTotal(t *testing.T) {
+	f := newFixture(t)
+	// Core and soul of one character each: 1+16+12+1+12+0 = 42 characters,
+	// ceil(42/4) = 11 tokens, while the layers' own are 1+4+3+1+3+0 = 12.
+	f.gh.files["docs/agents/core.md@"+pinned] = []byte("x")
+	f.gh.files["SOUL.md@"+headV1] = []byte("y")
+	check := func(view string, out map[string]any) {
+		t.Helper()
+		cat := out["catalog"].(map[string]any)
+		if cat["chars"] != float64(42) || cat["est_tokens"] != float64(11) {
+			t.Errorf("%s catalog = %v, want chars 42, est_tokens 11", view, cat)
+		}
+		sum := 0.0
+		for _, l := range out["layers"].([]any) {
+			sum += l.(map[string]any)["est_tokens"].(float64)
+		}
+		if sum != 12 {
+			t.Errorf("%s layers' est_tokens sum to %v, want 12 (each ceil(chars/4))", view, sum)
+		}
+	}
+	prof, err := f.call(reader, "catalog_profile_get", map[string]any{"profile_id": "prf_dev"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("catalog_profile_get", prof)
+	out, err := f.call(dispatcher, "workflow_dispatch", map[string]any{"profile_id": "prf_dev"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("workflow_dispatch", out)
+	compact, err := f.call(reader, "workflow_get", map[string]any{"workflow_id": out["workflow_id"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("workflow_get", compact)
+}
+
 func TestToolPolicies(t *testing.T) {
 	want := map[string]middleware.ToolPolicy{
 		"catalog_profiles_list": {Scopes: []string{ScopeRead}},
 		"catalog_profile_get":   {Scopes: []string{ScopeRead}},
 		"workflow_get":          {Scopes: []string{ScopeRead}},
-		"workflow_dispatch":     {Scopes: []string{ScopeDispatch}, Write: true},
+		"workflow_dispatch":     {Scopes: []string{ScopeDispatch}, Write: true, Dispatch: true},
 	}
 	tools := Tools(Options{})
 	if len(tools) != len(want) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/agent-gateway/agent-gateway/handlers/instructions"
@@ -27,7 +26,7 @@ func init() {
 		adminCommand{"set-account-mode", "name the account's instruction source for one mode, e.g. worker (or --clear it)", adminSetAccountMode},
 		adminCommand{"add-profile", "create a catalog profile of a project (or of the whole account)", adminAddProfile},
 		adminCommand{"set-profile-layer", "set the ordered sources of one layer of a profile (or --clear it)", adminSetProfileLayer},
-		adminCommand{"list-profiles", "list the catalog profiles of a project or an account, with core/mode configuration", adminListProfiles},
+		adminCommand{"list-profiles", "list the catalog profiles of a project or an account, with the layers a dispatch reports missing", adminListProfiles},
 		adminCommand{"list-workflows", "list a project's dispatched workflows, newest first", adminListWorkflows},
 	)
 	knownScopes[instructions.ScopeRead] = true
@@ -179,7 +178,7 @@ func adminSetAccountMode(fs *flag.FlagSet) func(context.Context, *adminRun) erro
 }
 
 // profileFields prints a profile and its layers; with the account's
-// configuration it also says which account layers are missing.
+// configuration it also says which layers a dispatch reports missing.
 func (a *adminRun) profileFields(p store.CatalogProfile, account []store.AccountLayer) []field {
 	var human []string
 	var objs []map[string]any
@@ -204,12 +203,9 @@ func (a *adminRun) profileFields(p store.CatalogProfile, account []store.Account
 		{"name", p.Name}, {"mode", p.Mode}, {"created_at", p.CreatedAt}, {"layers", layers},
 	}
 	if account != nil {
-		missing := []string{}
-		if !slices.ContainsFunc(account, func(l store.AccountLayer) bool { return l.Layer == store.LayerCore }) {
-			missing = append(missing, store.LayerCore)
-		}
-		if !slices.ContainsFunc(account, func(l store.AccountLayer) bool { return l.Layer == store.LayerMode && l.Mode == p.Mode }) {
-			missing = append(missing, store.LayerMode)
+		missing := p.MissingLayers(account)
+		if missing == nil {
+			missing = []string{}
 		}
 		fields = append(fields, field{"layers_missing", missing})
 	}
@@ -251,7 +247,8 @@ func adminSetProfileLayer(fs *flag.FlagSet) func(context.Context, *adminRun) err
 	layer := fs.String("layer", "", "one of "+strings.Join(store.ProfileLayers, ", "))
 	sources := fs.String("source-id", "", "source ID, or comma-separated IDs in order for role_instructions and skills: "+
 		"account instruction sources (ins_…) or, for a project profile, instruction-role document sources of that project (src_…)")
-	unset := fs.Bool("clear", false, "remove the layer from the profile")
+	unset := fs.Bool("clear", false, "remove the layer from the profile: dispatch then reports it in catalog.layers_missing "+
+		"(role_instructions, being optional, is never reported; without role_responsibilities dispatch is refused)")
 	return func(ctx context.Context, a *adminRun) error {
 		if err := required(map[string]*string{"profile-id": profile, "layer": layer}); err != nil {
 			return err

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-gateway/agent-gateway/store/storetest"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 )
 
@@ -78,7 +82,13 @@ func commitAgents(t *testing.T, emu *githubemu.Emulator, changes map[string]stri
 // when withAccountLayers.
 func newCatalogStack(t *testing.T, dbURL string, withAccountLayers bool) *catalogStack {
 	t.Helper()
-	s := &catalogStack{docStack: newDocStack(t, dbURL, stackOptions{}), ins: map[string]string{}}
+	return newCatalogStackWith(t, dbURL, withAccountLayers, stackOptions{})
+}
+
+// newCatalogStackWith is newCatalogStack with the gateway's options.
+func newCatalogStackWith(t *testing.T, dbURL string, withAccountLayers bool, o stackOptions) *catalogStack {
+	t.Helper()
+	s := &catalogStack{docStack: newDocStack(t, dbURL, o), ins: map[string]string{}}
 	if err := s.emu.CreateRepository(agentsOwner, agentsRepo); err != nil {
 		t.Fatal(err)
 	}
@@ -377,10 +387,13 @@ func TestCatalogRecheckBeforeStore(t *testing.T) {
 	})
 }
 
-// TestCatalogMissingAccountLayers: without account core/mode the dispatch
-// keeps the profile's own instructions, byte for byte, and reports the
-// missing layers; configuring one removes it from the report.
-func TestCatalogMissingAccountLayers(t *testing.T) {
+// TestCatalogMissingLayers: without account core/mode the dispatch keeps
+// the profile's own instructions, byte for byte, and reports the missing
+// layers; configuring one removes it from the report. The profile's
+// methodology, soul and skills are reported the same way when cleared;
+// role instructions, the one optional layer, never are (the stack's
+// profile has none).
+func TestCatalogMissingLayers(t *testing.T) {
 	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
 		s := newCatalogStack(t, freshDB(t), false)
 		cs := s.session(t, s.token)
@@ -420,6 +433,54 @@ func TestCatalogMissingAccountLayers(t *testing.T) {
 			t.Fatalf("unreadable core: %v", out)
 		}
 		s.emu.ClearFaults()
+
+		// est_tokens of the profile is ceil(total chars / 4), not the sum
+		// of the layers' own: a one-character core and soul make the text
+		// 1+12+36+1+12+0 = 62 characters, 16 tokens, while the layers'
+		// estimates are 1+3+9+1+3+0 = 17.
+		odd := commitAgents(t, s.emu, map[string]string{"docs/agents/core-odd.md": "x", "docs/agents/soul-odd.md": "y"})
+		s.admin(t, "set-account-core", "--account-id", s.account, "--source-id", s.addInstruction(t, "docs/agents/core-odd.md", "--commit-sha", odd))
+		s.admin(t, "set-profile-layer", "--profile-id", s.profile, "--layer", "soul", "--source-id", s.addInstruction(t, "docs/agents/soul-odd.md", "--commit-sha", odd))
+		out, isErr = callTool(t, cs, "workflow_dispatch", map[string]any{"profile_id": s.profile})
+		if isErr {
+			t.Fatalf("dispatch with odd layers: %v", out)
+		}
+		compact, _ = callTool(t, cs, "workflow_get", map[string]any{"workflow_id": out["workflow_id"]})
+		for view, v := range map[string]map[string]any{"dispatch": out, "workflow_get": compact} {
+			sum := 0.0
+			for _, l := range v["layers"].([]any) {
+				sum += l.(map[string]any)["est_tokens"].(float64)
+			}
+			if cat := v["catalog"].(map[string]any); cat["chars"] != float64(62) || cat["est_tokens"] != float64(16) || sum != 17 {
+				t.Fatalf("%s: catalog %v, layers' est_tokens sum %v; want chars 62, est_tokens 16, sum 17", view, cat, sum)
+			}
+		}
+
+		// Clearing the profile's methodology, soul and skills leaves core
+		// and role responsibilities, and every view reports the rest.
+		for _, layer := range []string{"methodology", "soul", "skills"} {
+			s.admin(t, "set-profile-layer", "--profile-id", s.profile, "--layer", layer, "--clear")
+		}
+		const wantMissing = `["mode","methodology","soul","skills"]`
+		out, isErr = callTool(t, cs, "workflow_dispatch", map[string]any{"profile_id": s.profile})
+		if isErr || mustJSON(t, out["catalog"].(map[string]any)["layers_missing"]) != wantMissing ||
+			out["instructions"] != "## Core\n\nx\n\n## Role responsibilities\n\nhéllo wörld\n" {
+			t.Fatalf("dispatch without methodology, soul and skills: %v", out)
+		}
+		compact, _ = callTool(t, cs, "workflow_get", map[string]any{"workflow_id": out["workflow_id"]})
+		list, _ = callTool(t, cs, "catalog_profiles_list", nil)
+		prof, _ := callTool(t, cs, "catalog_profile_get", map[string]any{"profile_id": s.profile})
+		for view, got := range map[string]any{
+			"workflow_get":          compact["catalog"].(map[string]any)["layers_missing"],
+			"catalog_profiles_list": list["profiles"].([]any)[0].(map[string]any)["catalog"].(map[string]any)["layers_missing"],
+			"catalog_profile_get":   prof["catalog"].(map[string]any)["layers_missing"],
+			"admin list-profiles":   s.adminList(t, "list-profiles", "--project-id", s.projectA)[0]["layers_missing"],
+			"admin list-workflows":  s.adminList(t, "list-workflows", "--project-id", s.projectA)[0]["layers_missing"],
+		} {
+			if mustJSON(t, got) != wantMissing {
+				t.Errorf("%s: layers_missing %s, want %s", view, mustJSON(t, got), wantMissing)
+			}
+		}
 	})
 }
 
@@ -524,7 +585,8 @@ func TestCatalogTenancy(t *testing.T) {
 			t.Fatal("a project source entered an account-wide profile")
 		}
 		out, isErr := callTool(t, carol, "workflow_dispatch", map[string]any{"profile_id": shared})
-		if isErr || mustJSON(t, out["catalog"].(map[string]any)["layers_missing"]) != `["mode"]` || out["project_id"] != projectB {
+		// It names role responsibilities only; the account has no verifier mode.
+		if isErr || mustJSON(t, out["catalog"].(map[string]any)["layers_missing"]) != `["mode","methodology","soul","skills"]` || out["project_id"] != projectB {
 			t.Fatalf("project B dispatching the account profile: %v", out)
 		}
 		other := s.admin(t, "create-account", "--name", "other")["account_id"].(string)
@@ -566,4 +628,149 @@ func TestCatalogTenancy(t *testing.T) {
 			t.Fatalf("refused callers reached GitHub %d times", n)
 		}
 	})
+}
+
+// TestCatalogWorkflowRetention: a workflow outlives a purge under the
+// default retention (30 days), and once older than
+// catalog.workflow_retention the purge deletes it with its layers:
+// workflow_get (compact and replay) then answers not_found, the admin no
+// longer lists it, and the metrics listener counts the rows.
+func TestCatalogWorkflowRetention(t *testing.T) {
+	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
+		s := newCatalogStack(t, freshDB(t), true)
+		out, isErr := callTool(t, s.session(t, s.token), "workflow_dispatch", map[string]any{"profile_id": s.profile})
+		if isErr {
+			t.Fatalf("dispatch: %v", out)
+		}
+		id := out["workflow_id"]
+		// purged reports whether this gateway has run a purge; every start
+		// runs one at once.
+		purged := func() (float64, string) {
+			_, exposition := get(t, s.gw.MetricsURL)
+			return metricValue(t, exposition, "agent_gateway_workflow_purge_runs_total", `outcome="purged"`), exposition
+		}
+		waitFor := func(what string, done func() bool) {
+			t.Helper()
+			for deadline := time.Now().Add(time.Minute); !done(); time.Sleep(200 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s never happened:\n%s", what, s.gw.Logs())
+				}
+			}
+		}
+
+		// A new gateway with the defaults purges at start and keeps it. The
+		// purged row counts are served on the metrics listener only.
+		s.restart(t, map[string]string{"AGENT_GATEWAY_METRICS_LISTEN": gatewaytest.FreeAddr(t)})
+		waitFor("a purge with the default retention", func() bool { n, _ := purged(); return n >= 1 })
+		cs := s.session(t, s.token)
+		if got, isErr := callTool(t, cs, "workflow_get", map[string]any{"workflow_id": id, "replay": true}); isErr || got["replayed"] != true {
+			t.Fatalf("the workflow after a purge under the default retention: %v", got)
+		}
+
+		// Retention of a millisecond: the next gateway's purge takes it.
+		s.restart(t, map[string]string{"AGENT_GATEWAY_CATALOG_WORKFLOW_RETENTION": "1ms", "AGENT_GATEWAY_METRICS_LISTEN": gatewaytest.FreeAddr(t)})
+		cs = s.session(t, s.token)
+		waitFor("the purge of the old workflow", func() bool {
+			got, isErr := callTool(t, cs, "workflow_get", map[string]any{"workflow_id": id})
+			return isErr && errorCode(t, got) == "not_found"
+		})
+		if got, isErr := callTool(t, cs, "workflow_get", map[string]any{"workflow_id": id, "replay": true}); !isErr || errorCode(t, got) != "not_found" {
+			t.Fatalf("replay of a purged workflow: %v", got)
+		}
+		if ws := s.adminList(t, "list-workflows", "--project-id", s.projectA); len(ws) != 0 {
+			t.Fatalf("the admin still lists %v", ws)
+		}
+		_, exposition := purged()
+		if metricValue(t, exposition, "agent_gateway_workflow_purged_rows_total", `table="workflows"`) != 1 ||
+			metricValue(t, exposition, "agent_gateway_workflow_purged_rows_total", `table="workflow_layers"`) != 7 ||
+			metricValue(t, exposition, "agent_gateway_workflow_purge_runs_total", `outcome="failed"`) != 0 {
+			t.Fatalf("purge metrics:\n%s", grepLines(exposition, "agent_gateway_workflow_purge"))
+		}
+	})
+}
+
+// TestCatalogDispatchBound: with catalog.dispatches_per_hour at 2, a
+// principal's third dispatch in the hour is refused with 429
+// rate_limited (budget dispatch, Retry-After of the hour) before GitHub is
+// read or anything is stored; the same principal still reads, and another
+// principal still dispatches; /metrics counts the refusal.
+func TestCatalogDispatchBound(t *testing.T) {
+	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
+		s := newCatalogStackWith(t, freshDB(t), true, stackOptions{env: map[string]string{"AGENT_GATEWAY_CATALOG_DISPATCHES_PER_HOUR": "2"}})
+		cs := s.session(t, s.token)
+		var first any
+		for i := range 2 {
+			out, isErr := callTool(t, cs, "workflow_dispatch", map[string]any{"profile_id": s.profile})
+			if isErr {
+				t.Fatalf("dispatch %d within the bound: %v", i+1, out)
+			}
+			first = cmp.Or(first, out["workflow_id"])
+		}
+
+		s.emu.ResetCounters()
+		resp, body := rawCall(t, s.gw.URL+"/mcp/documents", s.token, "workflow_dispatch", map[string]any{"profile_id": s.profile})
+		s.gw.Record(body)
+		var rpc struct {
+			Error struct {
+				Code int            `json:"code"`
+				Data map[string]any `json:"data"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(body), &rpc); err != nil {
+			t.Fatalf("refusal body: %v\n%s", err, body)
+		}
+		if d := rpc.Error.Data; resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "3600" ||
+			rpc.Error.Code != -32029 || d["code"] != "rate_limited" || d["budget"] != "dispatch" || d["retry_after_seconds"] != float64(3600) {
+			t.Fatalf("third dispatch: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+		if n := len(s.emu.Requests()); n != 0 {
+			t.Fatalf("the refused dispatch reached GitHub %d times", n)
+		}
+		if ws := s.adminList(t, "list-workflows", "--project-id", s.projectA); len(ws) != 2 {
+			t.Fatalf("%d workflows stored, want the 2 within the bound", len(ws))
+		}
+
+		// Reading is not dispatching: the bound leaves it alone.
+		if out, isErr := callTool(t, cs, "workflow_get", map[string]any{"workflow_id": first, "replay": true}); isErr {
+			t.Fatalf("replay after the bound: %v", out)
+		}
+		if out, isErr := callTool(t, cs, "catalog_profile_get", map[string]any{"profile_id": s.profile}); isErr {
+			t.Fatalf("profile_get after the bound: %v", out)
+		}
+		// Another grant is another principal, with its own bound.
+		other := s.session(t, s.grant(t, s.projectA, "alice", "workflow:dispatch"))
+		if out, isErr := callTool(t, other, "workflow_dispatch", map[string]any{"profile_id": s.profile}); isErr {
+			t.Fatalf("another principal's dispatch: %v", out)
+		}
+		_, exposition := get(t, s.gw.URL+"/metrics")
+		if n := metricValue(t, exposition, "agent_gateway_budget_rejections_total", `budget="dispatch"`); n != 1 {
+			t.Fatalf("dispatch rejections = %v, want 1:\n%s", n, grepLines(exposition, "budget_rejections"))
+		}
+	})
+}
+
+// TestCatalogDispatchBoundAcrossReplicas: two replicas sharing Redis spend
+// one dispatch bound per principal: one dispatch on each, then both refuse.
+func TestCatalogDispatchBoundAcrossReplicas(t *testing.T) {
+	requireRedis(t)
+	s := newCatalogStackWith(t, storetest.PostgresURL(t), true, stackOptions{env: map[string]string{
+		"AGENT_GATEWAY_CATALOG_DISPATCHES_PER_HOUR": "2",
+		"AGENT_GATEWAY_RATELIMIT_REDIS_URL":         "redis://127.0.0.1:6379/0",
+	}})
+	b := gatewaytest.Start(t, gatewaytest.Options{Env: s.env, Canaries: s.canaries})
+	args := map[string]any{"profile_id": s.profile}
+	for i, gw := range []string{s.gw.URL, b.URL} {
+		if resp, body := rawCall(t, gw+"/mcp/documents", s.token, "workflow_dispatch", args); resp.StatusCode != http.StatusOK || strings.Contains(body, `"isError":true`) {
+			t.Fatalf("dispatch %d within the shared bound: %d %s", i+1, resp.StatusCode, body)
+		}
+	}
+	for _, gw := range []string{s.gw.URL, b.URL} {
+		resp, body := rawCall(t, gw+"/mcp/documents", s.token, "workflow_dispatch", args)
+		if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, `"budget":"dispatch"`) {
+			t.Fatalf("%s dispatched beyond the bound spent across both replicas: %d %s", gw, resp.StatusCode, body)
+		}
+	}
+	if ws := s.adminList(t, "list-workflows", "--project-id", s.projectA); len(ws) != 2 {
+		t.Fatalf("%d workflows stored, want 2", len(ws))
+	}
 }

@@ -162,6 +162,11 @@ func TestDemoWalkThrough(t *testing.T) {
 				}
 			case strings.Contains(c, "/mcp/"):
 				checkMCPAnswer(t, c, got)
+				// The demo's profile is complete: every layer but the
+				// optional role instructions is configured.
+				if strings.Contains(c, "> workflow.json") && !strings.Contains(got, `\"layers_missing\":[]`) {
+					t.Fatalf("%s\nthe demo profile misses layers: %s", c, got)
+				}
 			case strings.Contains(c, "/approve"):
 				if !strings.Contains(got, `"state":"active"`) {
 					t.Fatalf("%s\nanswered %s", c, got)

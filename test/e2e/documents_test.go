@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -89,6 +90,7 @@ type docStack struct {
 	dbURL   string
 	dataDir string
 	keyFile string
+	env     map[string]string // the gateway's environment (restart)
 
 	projectA string
 	sources  map[string]string // path (or "track") → source ID in project A
@@ -156,9 +158,20 @@ func newDocStack(t *testing.T, dbURL string, o stackOptions) *docStack {
 	for k, v := range o.env {
 		env[k] = v
 	}
+	s.env = env
 	s.gw = gatewaytest.Start(t, gatewaytest.Options{Env: env, Canaries: s.canaries})
 	addCursorSecret(t, s.canaries, s.dataDir)
 	return s
+}
+
+// restart stops the stack's gateway and starts another on the same store
+// and data directory, its environment overridden by env.
+func (s *docStack) restart(t *testing.T, env map[string]string) {
+	t.Helper()
+	s.gw.Stop()
+	merged := maps.Clone(s.env)
+	maps.Copy(merged, env)
+	s.gw = gatewaytest.Start(t, gatewaytest.Options{Env: merged, Canaries: s.canaries})
 }
 
 // appJWTPattern matches an RS256 JWT as the gateway signs them for GitHub

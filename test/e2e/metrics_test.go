@@ -31,6 +31,8 @@ var metricsCatalogue = []string{
 	"agent_gateway_oauth_purge_runs_total",
 	"agent_gateway_oauth_purged_rows_total",
 	"agent_gateway_oauth_rows",
+	"agent_gateway_workflow_purge_runs_total",
+	"agent_gateway_workflow_purged_rows_total",
 	"agent_gateway_open_connections",
 	"agent_gateway_requests_in_flight",
 	"agent_gateway_request_body_bytes_buffered",
@@ -168,7 +170,7 @@ func labelValues(exposition string) []string {
 
 // storeSeries count what the store holds; the metrics listener alone
 // serves them (docs/metrics.md).
-var storeSeries = []string{"agent_gateway_oauth_rows", "agent_gateway_oauth_purged_rows_total"}
+var storeSeries = []string{"agent_gateway_oauth_rows", "agent_gateway_oauth_purged_rows_total", "agent_gateway_workflow_purged_rows_total"}
 
 // TestMetricsRowCountsPrivate: without metrics.listen, /metrics on the
 // API listener, which every caller can reach, serves the OAuth refusals

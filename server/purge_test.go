@@ -1,0 +1,77 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/agent-gateway/agent-gateway/store"
+)
+
+// TestPurgeCountersRecord: each outcome of a purge run is counted once;
+// rows are counted whatever the outcome, including those a batched purge
+// committed before it failed; a run cut short by shutdown with nothing
+// deleted counts nothing; failures are logged with the counts.
+func TestPurgeCountersRecord(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	down := errors.New("database is down")
+	for _, c := range []struct {
+		name    string
+		ctx     context.Context
+		res     store.PurgeResult
+		err     error
+		counted bool
+		outcome string
+		rows    float64
+		log     string
+	}{
+		{"purged", context.Background(), store.PurgeResult{Ran: true, Deleted: map[string]int64{"workflows": 2, "workflow_layers": 14}}, nil, true, "purged", 2, "level=INFO msg=\"workflow purge\" workflows=2 workflow_layers=14 retention=720h"},
+		{"skipped", context.Background(), store.PurgeResult{Deleted: map[string]int64{}}, nil, true, "skipped", 0, "skipped"},
+		{"failed after a batch", context.Background(), store.PurgeResult{Ran: true, Deleted: map[string]int64{"workflows": 3, "workflow_layers": 21}}, down, true, "failed", 3, "level=WARN msg=\"workflow purge failed\" workflows=3 workflow_layers=21 error=\"database is down\""},
+		{"failed", context.Background(), store.PurgeResult{}, down, true, "failed", 0, "workflow purge failed"},
+		{"shutting down", canceled, store.PurgeResult{}, context.Canceled, false, "", 0, ""},
+		{"shutting down after a batch", canceled, store.PurgeResult{Ran: true, Deleted: map[string]int64{"workflows": 1}}, context.Canceled, true, "failed", 1, "failed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			pc := newWorkflowPurgeCounters(reg, reg)
+			var logs bytes.Buffer
+			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			if got := pc.record(c.ctx, log, c.res, c.err, "retention", "720h"); got != c.counted {
+				t.Fatalf("record = %v, want %v", got, c.counted)
+			}
+			for _, outcome := range []string{"purged", "skipped", "failed"} {
+				want := 0.0
+				if outcome == c.outcome {
+					want = 1
+				}
+				if got := counterValue(t, pc.runs.WithLabelValues(outcome)); got != want {
+					t.Errorf("runs{outcome=%s} = %v, want %v", outcome, got, want)
+				}
+			}
+			if got := counterValue(t, pc.rows.WithLabelValues("workflows")); got != c.rows {
+				t.Errorf("rows{table=workflows} = %v, want %v", got, c.rows)
+			}
+			if !strings.Contains(logs.String(), c.log) || (c.log == "" && logs.Len() != 0) {
+				t.Errorf("log = %q, want it to contain %q", logs.String(), c.log)
+			}
+		})
+	}
+}
+
+// counterValue reads one counter.
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
