@@ -28,8 +28,12 @@ const (
 	// Caller and transport refusals.
 	InvalidArguments Code = "invalid_arguments"
 	// InvalidRequest: a JSON-RPC message the gateway will not pass to the
-	// SDK as it is (an id it could not echo exactly).
-	InvalidRequest    Code = "invalid_request"
+	// SDK as it is (an id it could not echo exactly; over stdio, a line
+	// that is JSON but not one object).
+	InvalidRequest Code = "invalid_request"
+	// ParseError: a stdio line that is not one complete JSON text (JSON-RPC
+	// -32700); the line never reaches the SDK.
+	ParseError        Code = "parse_error"
 	Unauthenticated   Code = "unauthenticated"
 	InsufficientScope Code = "insufficient_scope"
 	OriginForbidden   Code = "origin_forbidden"
@@ -96,7 +100,7 @@ const (
 // failures are always HTTP 200 tool results; this table is for the rest.
 func (c Code) HTTPStatus() int {
 	switch c {
-	case InvalidArguments, InvalidRequest:
+	case InvalidArguments, InvalidRequest, ParseError:
 		return http.StatusBadRequest
 	case Unauthenticated:
 		return http.StatusUnauthorized
@@ -122,6 +126,8 @@ func (c Code) RPCCode() int {
 		return -32602 // invalid params
 	case InvalidRequest:
 		return -32600 // invalid request
+	case ParseError:
+		return -32700 // parse error
 	case Unauthenticated:
 		return -32001
 	case InsufficientScope, OriginForbidden:
