@@ -55,6 +55,7 @@ FUZZ_TARGETS = \
 	./handlers/args/:FuzzDecode:70000x \
 	./server/:FuzzToolArguments:10000x \
 	./middleware/:FuzzMCPPeek:30000x \
+	./handlers/toolset/:FuzzFrameReader:30000x \
 	./store/:FuzzValidateDocumentPath:20000x \
 	./store/:FuzzValidateBranch:20000x
 

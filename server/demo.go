@@ -3,7 +3,8 @@
 // The demo links the emulated upstreams of test/ (test doubles that bring
 // zitadel/oidc, go-jose and httptest with them), so it is compiled only
 // with the demo build tag; the binary without it, which is the one `serve`
-// ships in, re-executes `go run -tags demo . demo` (see demo_reexec.go).
+// ships in, builds this one (`go build -tags demo`, cached per source
+// state) and re-executes it (see demo_reexec.go and demo_build.go).
 
 package server
 

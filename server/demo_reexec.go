@@ -13,21 +13,30 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // modulePath is this module's path, as go.mod declares it.
 const modulePath = "github.com/agent-gateway/agent-gateway"
 
+// demoBuildingLine is what the first run says, at once, before it
+// compiles: the demo links code the shipped binary does not, so its first
+// start waits for a compile.
+const demoBuildingLine = "building the demo (first run compiles; later runs start in seconds)…"
+
 // runDemo, in a binary built without the demo tag, holds no emulator: the
 // emulated Forgejo, GitHub and OpenID provider are test doubles under
 // test/, and linking them would ship zitadel/oidc, go-jose, httptest and
 // the evidence test writer in every production binary. So `go run . demo`,
-// the README's first command, lands here and replaces itself (exec, same
-// PID, streams and signals) with `go run -tags demo . demo <args>` in the
-// module root, which builds the same gateway with demo.go and the emulators
-// linked. Outside a source checkout there is nothing to build the demo
-// from, and the error says so.
-func runDemo(_ context.Context, args []string, _ Stdio) error {
+// the README's first command, lands here. It builds the demo binary (the
+// same gateway with demo.go and the emulators linked) once per source
+// state into the user's cache directory (demoBuild), saying so on stderr
+// before it compiles, and replaces itself (exec, same PID, streams and
+// signals) with that binary in the module root. A later run whose sources
+// are unchanged execs the cached binary without running the go command's
+// build at all. Outside a source checkout there is nothing to build the
+// demo from, and the error says so.
+func runDemo(ctx context.Context, args []string, std Stdio) error {
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -40,15 +49,28 @@ func runDemo(_ context.Context, args []string, _ Stdio) error {
 	if err != nil {
 		return fmt.Errorf("demo: the demo is built from source with the go command, which is not on PATH: %w", err)
 	}
+	b, err := planDemoBuild(ctx, root, goBin)
+	if err != nil {
+		return err
+	}
+	if !b.fresh() {
+		fmt.Fprintln(std.Err, demoBuildingLine)
+		start := time.Now()
+		if err := b.build(ctx, std.Err); err != nil {
+			return err
+		}
+		fmt.Fprintf(std.Err, "built the demo in %.1f s: %s\n", time.Since(start).Seconds(), b.bin)
+	}
 	if err := os.Chdir(root); err != nil {
 		return err
 	}
-	return syscall.Exec(goBin, demoArgv(args), os.Environ())
+	return syscall.Exec(b.bin, demoArgv(b.bin, args), os.Environ())
 }
 
-// demoArgv is the command line that builds and runs the demo.
-func demoArgv(args []string) []string {
-	return append([]string{"go", "run", "-tags", "demo", ".", "demo"}, args...)
+// demoArgv is the command line the demo binary runs with: the user's own
+// flags after the subcommand, never before it.
+func demoArgv(bin string, args []string) []string {
+	return append([]string{bin, "demo"}, args...)
 }
 
 // errNoCheckout is moduleRoot's answer outside a source checkout.

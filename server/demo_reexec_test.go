@@ -64,13 +64,13 @@ func TestModuleRoot(t *testing.T) {
 }
 
 func TestDemoArgv(t *testing.T) {
-	got := demoArgv([]string{"--listen", "127.0.0.1:0"})
-	want := []string{"go", "run", "-tags", "demo", ".", "demo", "--listen", "127.0.0.1:0"}
+	got := demoArgv("/cache/agent-gateway-demo", []string{"--listen", "127.0.0.1:0"})
+	want := []string{"/cache/agent-gateway-demo", "demo", "--listen", "127.0.0.1:0"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("%q, want %q", got, want)
 	}
 	// The flags are the user's own, after the subcommand, never before it.
-	if got := demoArgv(nil); !slices.Equal(got, want[:6]) {
+	if got := demoArgv("/cache/agent-gateway-demo", nil); !slices.Equal(got, want[:2]) {
 		t.Fatalf("%q", got)
 	}
 }

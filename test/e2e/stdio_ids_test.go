@@ -1,20 +1,14 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/forgejotools"
-	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // TestPullDiffStdioRequestIDs (seed 000: page fitting accounts for the
@@ -26,64 +20,8 @@ import (
 func TestPullDiffStdioRequestIDs(t *testing.T) {
 	emu, d := startDemoEmulator(t)
 	p := addPullWithFiles(t, emu, d.Owner, d.PrivateRepo, "topic/stdio-ids", mixedFiles())
-	cmd := exec.Command(gatewaytest.Binary(t), "stdio")
-	cmd.Env = append(os.Environ(), "AGENT_GATEWAY_DATA_DIR="+t.TempDir(),
-		"AGENT_GATEWAY_FORGEJO_ORIGIN="+emu.URL(), "AGENT_GATEWAY_FORGEJO_TOKEN="+d.ReaderToken)
-	logs := &syncWriter{}
-	cmd.Stderr = logs
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		gatewaytest.StopCommand(cmd, 10*time.Second, func() { stdin.Close() }, nil)
-		if t.Failed() {
-			t.Logf("stdio process log:\n%s", logs.String())
-		}
-	})
-	lines := make(chan []byte, 4)
-	go func() {
-		br := bufio.NewReaderSize(stdout, 1<<20)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				lines <- line
-			}
-			if err != nil {
-				close(lines)
-				return
-			}
-		}
-	}()
-	send := func(msg string) {
-		t.Helper()
-		if _, err := io.WriteString(stdin, msg+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	receive := func() []byte {
-		t.Helper()
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatal("stdout closed")
-			}
-			return bytes.TrimSuffix(line, []byte("\n"))
-		case <-time.After(2 * time.Minute):
-			t.Fatal("no response within 2 minutes")
-		}
-		return nil
-	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e-stdio-ids","version":"1"}}}`)
-	receive()
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`)
+	s := startRawStdio(t, "AGENT_GATEWAY_FORGEJO_ORIGIN="+emu.URL(), "AGENT_GATEWAY_FORGEJO_TOKEN="+d.ReaderToken)
+	send, receive := s.send, s.receive
 
 	// 3,000 characters, with characters JSON escapes (a quote, a
 	// backslash, '<', a control character) so the id's encoded length

@@ -18,6 +18,8 @@
 // body, a slow start or slow body, a reset connection, a chunked body, altered
 // headers or an error status, and every request is recorded (Requests) so tests
 // can assert what a client sent, e.g. that no Authorization header left it.
+// SetLinkOnlyWhileMore makes the list routes send Link only on a page with a
+// next one, as forges other than Forgejo and Gitea do.
 //
 // Layout, for whoever extends it: emulator.go (server life cycle), state.go
 // (the shared state behind one mutex), routes.go (the one route table),

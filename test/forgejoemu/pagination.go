@@ -122,11 +122,29 @@ func linkHeader(origin string, reqURL *url.URL, total, pageSize, rawPage int) st
 	return strings.Join(links, ",")
 }
 
+// SetLinkOnlyWhileMore makes every list route send its Link header only on
+// a page that has a next one, and none on the last page, as forges (and
+// proxies) other than Forgejo and Gitea do; X-Total-Count is unchanged.
+// false restores Forgejo's Link, which names first and prev on the last
+// page too.
+func (e *Emulator) SetLinkOnlyWhileMore(on bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.st.linkOnlyWhileMore = on
+}
+
 // setPaginationHeaders does what Forgejo's list routes do before answering:
 // SetLinkHeader(total, pageSize) then SetTotalCountHeader(total).
 func (e *Emulator) setPaginationHeaders(w http.ResponseWriter, r *http.Request, total int, o listOptions) {
 	h := w.Header()
-	if link := linkHeader(e.origin, r.URL, total, o.pageSize, o.rawPage); link != "" {
+	e.mu.Lock()
+	onlyWhileMore := e.st.linkOnlyWhileMore
+	e.mu.Unlock()
+	link := linkHeader(e.origin, r.URL, total, o.pageSize, o.rawPage)
+	if onlyWhileMore && !newPaginator(total, o.pageSize, o.rawPage).hasNext() {
+		link = ""
+	}
+	if link != "" {
 		h.Set("Link", link)
 		appendExposeHeaders(h, "Link")
 	}

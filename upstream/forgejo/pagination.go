@@ -12,12 +12,11 @@ import (
 // the width we asked for, so the Link header decides when it holds at least
 // one well-formed link: rel="next" means more, its absence means none.
 // Otherwise (no Link header, or one that cannot be parsed) X-Total-Count
-// decides, measured against what the page actually held rather than the
-// width we asked for (seed 004: continuation holds "even if Core clamps the
-// width"). Link URLs are parsed for their rel only and never followed. The
-// page is the caller's (any positive int64): the last representable page
-// has no next one, whatever Core says, and the arithmetic never wraps
-// around.
+// decides, measured by seenThrough against what the page actually held
+// (seed 004: continuation holds "even if Core clamps the width"). Link URLs
+// are parsed for their rel only and never followed. The page is the
+// caller's (any positive int64): the last representable page has no next
+// one, whatever Core says, and the arithmetic never wraps around.
 func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
 	p := &Page[T]{Items: items, Page: page}
 	if total, ok := totalCount(h); ok {
@@ -26,7 +25,7 @@ func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
 	if rels, ok := linkRels(h); ok {
 		p.HasMore = rels["next"]
 	} else if p.Total != nil {
-		p.HasMore = len(items) > 0 && fewestThrough(page, len(items)) < *p.Total
+		p.HasMore = len(items) > 0 && seenThrough(page, len(items), *p.Total) < *p.Total
 	}
 	if page == math.MaxInt64 {
 		p.HasMore = false
@@ -38,18 +37,29 @@ func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
 	return p
 }
 
-// fewestThrough is the fewest items the pages up to and including page can
-// hold when this page held n: every page is at least as wide as the n
-// items it returned, so page*n. Without a Link header the real width is
-// unknown — Core may have clamped it to n, or this may be a short last page
-// of a wider one — and only this lower bound never stops a listing early:
-// when it is under the total there may be more, and a caller that asks for
-// a page past the end gets an empty one with has_more false, one request
-// later. (Page 1 is exact: it held n of the total.) A product over int64
-// saturates: no total can be that large.
-func fewestThrough(page int64, n int) int64 {
+// seenThrough is the fewest items the pages up to and including page hold,
+// when this page held n of total and no Link said whether more follow.
+//
+// A page that holds exactly what remains of total at PageWidth, the width
+// every list asks for (listQuery) — (page−1)·PageWidth + n = total — is
+// the last page: total. That is what any forge that honours the width
+// answers last, Link or not (page 3 of 61 holds 1), and a forge that sends
+// Link only while more pages exist sends none there.
+//
+// Otherwise the width is unknown — Core may have clamped it — but every
+// page is at least as wide as the n items it returned, so page·n: when it
+// is under the total there may be more, and a caller that asks for a page
+// past the end gets an empty one with has_more false, one request later.
+// (Page 1 is exact: it held n of the total.) A page of Core clamped to a
+// width w that happens to equal that remainder reads as the last; Forgejo
+// and Gitea send a Link whenever another page exists, which then decides.
+// Products over int64 saturate: no total can be that large.
+func seenThrough(page int64, n int, total int64) int64 {
 	if page < 1 || n < 1 {
 		return 0
+	}
+	if page-1 <= (math.MaxInt64-int64(n))/PageWidth && (page-1)*PageWidth+int64(n) == total {
+		return total
 	}
 	if page > math.MaxInt64/int64(n) {
 		return math.MaxInt64

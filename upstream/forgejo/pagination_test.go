@@ -42,10 +42,25 @@ func TestNewPage(t *testing.T) {
 		{"total only, more", n(30), 1, nil, []string{"31"}, true, 31},
 		{"total only, exactly full", n(30), 1, nil, []string{"30"}, false, 30},
 		{"total only, page 2 of 3", n(30), 2, nil, []string{"61"}, true, 61},
-		// Without Link the width is unknown: one item on page 3 of 61 is
-		// the short end at width 30, or page 3 of a width Core clamped to
-		// 1. Only "more" never loses items; the next page is empty.
-		{"total only, short page past page 1", n(1), 3, nil, []string{"61"}, true, 61},
+		// Without Link, a page holding exactly what remains at the width
+		// asked for (30) is the last: page 3 of 61 holds 1, as a forge
+		// that sends Link only while more pages exist answers it.
+		{"total only, the remainder at width 30 on page 3", n(1), 3, nil, []string{"61"}, false, 61},
+		{"total only, page 2 of 34 holds the last 4", n(4), 2, nil, []string{"34"}, false, 34},
+		{"total only, page 2 of 31 holds the last 1", n(1), 2, nil, []string{"31"}, false, 31},
+		{"total only, page 2 of 60 is full", n(30), 2, nil, []string{"60"}, false, 60},
+		{"malformed Link, the remainder at width 30", n(1), 3, []string{`garbage`}, []string{"61"}, false, 61},
+		// A short page that is not that remainder: Core clamped the width
+		// (to 1 here), so more may follow; the next page says.
+		{"total only, a short page that is not the remainder", n(1), 3, nil, []string{"62"}, true, 62},
+		{"total only, page 3 of 61 holding 2", n(2), 3, nil, []string{"61"}, true, 61},
+		// The one reading that stays ambiguous without Link: a page of a
+		// width Core clamped to 10 that equals the remainder at 30 (page
+		// 2 of 40) reads as the last (docs/tools.md).
+		{"clamped to 10 without Link, page 2 of 40", n(10), 2, nil, []string{"40"}, false, 40},
+		{"the remainder on a page near the last int64 one", n(7), math.MaxInt64/30 + 1, nil, []string{"9223372036854775807"}, false, math.MaxInt64},
+		{"a short page near the last int64 one", n(1), math.MaxInt64 / 30, nil, []string{"9223372036854775807"}, true, math.MaxInt64},
+		{"a page past where the remainder could be", n(7), math.MaxInt64 - 1, nil, []string{"9223372036854775807"}, false, math.MaxInt64},
 		{"total only, page 1 short", n(12), 1, nil, []string{"12"}, false, 12},
 		{"total only, page 1 clamped", n(10), 1, nil, []string{"35"}, true, 35},
 		// Core clamped the width to 10 and sent no Link: 35 in total.

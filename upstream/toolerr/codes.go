@@ -27,8 +27,12 @@ const (
 	// Caller and transport refusals.
 	InvalidArguments Code = "invalid_arguments"
 	// InvalidRequest: a JSON-RPC message the gateway will not pass to the
-	// SDK as it is (an id it could not echo exactly).
-	InvalidRequest    Code = "invalid_request"
+	// SDK as it is (an id it could not echo exactly; over stdio, a line
+	// that is JSON but not one object).
+	InvalidRequest Code = "invalid_request"
+	// ParseError: a stdio line that is not one complete JSON text (JSON-RPC
+	// -32700); the line never reaches the SDK.
+	ParseError        Code = "parse_error"
 	Unauthenticated   Code = "unauthenticated"
 	InsufficientScope Code = "insufficient_scope"
 	OriginForbidden   Code = "origin_forbidden"
@@ -95,7 +99,8 @@ const (
 // order the document lists them.
 var outcomes = []outcome{
 	{InvalidArguments, http.StatusBadRequest, -32602, "arguments refused (`argument` names the member), or a request body that is not one plain JSON-RPC message; before any upstream or store request"},
-	{InvalidRequest, http.StatusBadRequest, -32600, "a JSON-RPC request id the gateway could not echo exactly, refused before the MCP server sees the message"},
+	{InvalidRequest, http.StatusBadRequest, -32600, "a JSON-RPC request id the gateway could not echo exactly, or a stdio line that is JSON but not one object, refused before the MCP server sees the message"},
+	{ParseError, http.StatusBadRequest, -32700, "a stdio line that is not one complete JSON text; the line never reaches the MCP server"},
 	{Unauthenticated, http.StatusUnauthorized, -32001, "no valid credential for a call that needs one (none, malformed, unknown, expired or revoked); over HTTP, `WWW-Authenticate` names the endpoint's `resource_metadata`"},
 	{InsufficientScope, http.StatusForbidden, -32003, "the caller's grant lacks a scope the tool needs; `WWW-Authenticate` names it"},
 	{OriginForbidden, http.StatusForbidden, -32003, "a browser `Origin` that is not allowed"},

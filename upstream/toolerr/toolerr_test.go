@@ -16,6 +16,7 @@ func TestCodeTable(t *testing.T) {
 	}{
 		{InvalidArguments, 400, -32602},
 		{InvalidRequest, 400, -32600},
+		{ParseError, 400, -32700},
 		{Unauthenticated, 401, -32001},
 		{InsufficientScope, 403, -32003},
 		{OriginForbidden, 403, -32003},
