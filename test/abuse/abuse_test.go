@@ -18,9 +18,11 @@ func TestRunReportsAbuse(t *testing.T) {
 	var out bytes.Buffer
 	// Small bounds for the IPv6 attacker to meet in a brief run: an IP
 	// ceiling above the legitimate diff caller's calls (one each 200 ms
-	// for 4 s), and few refused bearers (legitimate callers send none).
+	// for 4 s), and few refused bearers (legitimate callers send none);
+	// and a total client metadata fetch rate the rotating flood meets.
 	o := options{baseline: time.Second, attack: 3 * time.Second, slowConns: 60, floodCap: 300, interval: 200 * time.Millisecond,
-		gatewayEnv: []string{"AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE=25", "AGENT_GATEWAY_RATELIMIT_REFUSED_BEARERS_PER_MINUTE=10"}}
+		gatewayEnv: []string{"AGENT_GATEWAY_RATELIMIT_IP_CEILING_PER_MINUTE=25", "AGENT_GATEWAY_RATELIMIT_REFUSED_BEARERS_PER_MINUTE=10",
+			"AGENT_GATEWAY_OAUTH_CLIENT_METADATA_TOTAL_FETCHES_PER_MINUTE=20"}}
 	if err := run(&out, o); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -34,7 +36,8 @@ func TestRunReportsAbuse(t *testing.T) {
 		`\| log bytes written \| [0-9]+ \| [0-9]+ \|`,
 		`\| upstream requests made for the attacker \| \| [0-9]+ \(made-up bearers [0-9]+, anonymous searches [0-9]+\) \|`,
 		`\| rows added to the store \| \| [0-9]+ `,
-		`\| client metadata fetches made for the attacker \| \| [0-9]+, within the bound of [0-9]+ `,
+		`\| client metadata fetches made for the one-address flood \(127\.0\.0\.67\) \| \| [1-9][0-9]*, within the bound of [0-9]+ `,
+		`\| client metadata fetches made for both floods .* \| \| [1-9][0-9]* \(rotating [1-9][0-9]*\), within the bound of [0-9]+ `,
 		`client metadata token/revoke .*429`,
 		`Attack outcomes: slow bodies answered .*429`,
 	} {

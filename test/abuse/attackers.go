@@ -65,7 +65,7 @@ type attackReport struct {
 	slow                                      attack.SlowBodyResult
 	slowWaves                                 int
 	authorize, register, bearers, hugeMethods statusCount
-	cimd                                      statusCount // cimd.go
+	cimd, cimdRotating                        statusCount // cimd.go
 	registeredClient                          string
 }
 
@@ -129,7 +129,8 @@ func runAttack(ctx context.Context, s *stack, phase time.Duration, slowConns, fl
 		}
 		return mcpRequest(s.url+"/mcp/forgejo", body, fmt.Sprintf("fake-%d", i))
 	})
-	flood(2, &rep.cimd, func(i int) *http.Request { return cimdRequest(s, i) })
+	floodWith(ctx, &wg, clientFrom(cimdSource), 2, floodCap, &rep.cimd, func(i int) *http.Request { return cimdRequest(s, "/flood/", i) })
+	floodWith(ctx, &wg, rotatingClient(), 2, floodCap, &rep.cimdRotating, func(i int) *http.Request { return cimdRequest(s, cimdRotatingPath, i) })
 	huge := `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("m", 1_040_000) + `"}`
 	flood(1, &rep.hugeMethods, func(int) *http.Request { return mcpRequest(s.url+"/mcp/forgejo", huge, "") })
 	wg.Wait()

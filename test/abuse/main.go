@@ -3,14 +3,16 @@
 // front of the emulated upstreams with a seeded project, measures
 // legitimate callers on both endpoints, then repeats them while one
 // anonymous source (127.0.0.66) opens hundreds of slow 1 MiB bodies,
-// floods /oauth/authorize and /oauth/register, floods /oauth/token and
-// /oauth/revoke with new client metadata document URLs (cimd.go), rotates
+// floods /oauth/authorize and /oauth/register, rotates
 // made-up bearers and sends huge JSON-RPC methods. It prints the legitimate callers' success
 // rate and p99 before and during the attack, the gateway's peak resident
 // memory, the log bytes written, the upstream requests made for the
 // attacker (counted at the Forgejo emulator) and the rows added to the
 // store. Beside it, an IPv6 host rotates addresses inside its /64 through
-// a trusted loopback proxy with made-up bearers (ipv6.go).
+// a trusted loopback proxy with made-up bearers (ipv6.go), and two more
+// attackers flood /oauth/token and /oauth/revoke with new client metadata
+// document URLs, one from 127.0.0.67, one from a new loopback address for
+// every request (cimd.go).
 //
 //	go run ./test/abuse                          # 5 s baseline, 20 s attack, 300 slow bodies
 //	go run ./test/abuse -attack 60s -slow-conns 500
@@ -141,9 +143,9 @@ func run(out io.Writer, o options) error {
 	fmt.Fprintf(out, "| upstream requests made for the attacker | | %d (made-up bearers %d, anonymous searches %d) |\n", bearerUp+anonUp, bearerUp, anonUp)
 	added, byTable := rowsAdded(rowsBefore, rowsAfter)
 	fmt.Fprintf(out, "| rows added to the store | | %d (%s) |\n", added, byTable)
-	fmt.Fprintln(out, cimdRow(s, o.gatewayEnv, o.attack))
-	fmt.Fprintf(out, "\nAttack outcomes: slow bodies %s (+%d waves of %d); /oauth/authorize %s; /oauth/register %s; made-up bearers %s; huge methods %s; client metadata token/revoke %s\n",
-		slowString(rep), rep.slowWaves, max(1, o.slowConns/6), rep.authorize.String(), rep.register.String(), rep.bearers.String(), rep.hugeMethods.String(), rep.cimd.String())
+	fmt.Fprintln(out, cimdRows(s, o.gatewayEnv, o.attack))
+	fmt.Fprintf(out, "\nAttack outcomes: slow bodies %s (+%d waves of %d); /oauth/authorize %s; /oauth/register %s; made-up bearers %s; huge methods %s; client metadata token/revoke %s, from rotating addresses %s\n",
+		slowString(rep), rep.slowWaves, max(1, o.slowConns/6), rep.authorize.String(), rep.register.String(), rep.bearers.String(), rep.hugeMethods.String(), rep.cimd.String(), rep.cimdRotating.String())
 	fmt.Fprintln(out, v6.line(s))
 	for _, st := range []*legitStats{before, during} {
 		if len(st.failures) > 0 {
