@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -68,7 +70,7 @@ func runIPv6Attack(ctx context.Context, s *stack, phase time.Duration, floodCap 
 
 // line reports the attack against the bounds the gateway ran with; call
 // it once the attack is over.
-func (r *ipv6Report) line(s *stack) string {
+func (r *ipv6Report) line(s *stack, phase time.Duration) string {
 	bearers, upstream := map[string]bool{}, 0
 	for _, req := range s.forgejo.Requests() {
 		if a := req.Header.Get("Authorization"); strings.Contains(a, ipv6Bearer) {
@@ -76,11 +78,28 @@ func (r *ipv6Report) line(s *stack) string {
 			upstream++
 		}
 	}
+	ceiling, refused := s.setting("ratelimit.ip_ceiling_per_minute"), s.setting("ratelimit.refused_bearers_per_minute")
+	lookups := r.documents.count("401")
 	return fmt.Sprintf("IPv6 rotation from %s::/64 through the trusted proxy %s, a new address each request: made-up Forgejo bearers %s, "+
-		"%d of them reached Forgejo (%d upstream requests; ratelimit.ip_ceiling_per_minute %s per /64); "+
-		"made-up gateway bearers %s, %d store lookups (the 401s; ratelimit.refused_bearers_per_minute %s per /64)",
-		ipv6Net, ipv6Proxy, r.forgejo.String(), len(bearers), upstream, s.setting("ratelimit.ip_ceiling_per_minute"),
-		r.documents.String(), r.documents.count("401"), s.setting("ratelimit.refused_bearers_per_minute"))
+		"%d of them reached Forgejo (%d upstream requests; ratelimit.ip_ceiling_per_minute %s per /64, %s); "+
+		"made-up gateway bearers %s, %d store lookups (the 401s; ratelimit.refused_bearers_per_minute %s per /64, %s)",
+		ipv6Net, ipv6Proxy, r.forgejo.String(), len(bearers), upstream, ceiling, phaseBound(len(bearers), ceiling, phase),
+		r.documents.String(), lookups, refused, phaseBound(lookups, refused, phase))
+}
+
+// phaseBound says whether n stayed within what a per-minute rate allows in
+// a phase: the rate for each one-minute window the phase touches (the
+// budgets are sliding windows, so a phase of a minute touches two).
+func phaseBound(n int, perMinute string, phase time.Duration) string {
+	rate, err := strconv.Atoi(perMinute)
+	if err != nil {
+		return "bound unknown"
+	}
+	bound := rate * (int(math.Ceil(phase.Minutes())) + 1)
+	if n > bound {
+		return fmt.Sprintf("OVER the bound of %d for this phase", bound)
+	}
+	return fmt.Sprintf("within the bound of %d for this phase", bound)
 }
 
 // setting is the value of key in the gateway's effective configuration,

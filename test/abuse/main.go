@@ -146,7 +146,7 @@ func run(out io.Writer, o options) error {
 	fmt.Fprintln(out, cimdRows(s, o.gatewayEnv, o.attack))
 	fmt.Fprintf(out, "\nAttack outcomes: slow bodies %s (+%d waves of %d); /oauth/authorize %s; /oauth/register %s; made-up bearers %s; huge methods %s; client metadata token/revoke %s, from rotating addresses %s\n",
 		slowString(rep), rep.slowWaves, max(1, o.slowConns/6), rep.authorize.String(), rep.register.String(), rep.bearers.String(), rep.hugeMethods.String(), rep.cimd.String(), rep.cimdRotating.String())
-	fmt.Fprintln(out, v6.line(s))
+	fmt.Fprintln(out, v6.line(s, o.attack))
 	for _, st := range []*legitStats{before, during} {
 		if len(st.failures) > 0 {
 			fmt.Fprintf(out, "Legitimate failures: %v\n", st.failures)
