@@ -27,9 +27,15 @@ func rsaKeyFile(t *testing.T) string {
 	return writeFile(t, "app.pem", string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})))
 }
 
-// env returns a Getenv over a fixed map.
-func env(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
+// environ returns an Environ of a fixed map.
+func environ(m map[string]string) func() []string {
+	return func() []string {
+		var out []string
+		for k, v := range m {
+			out = append(out, k+"="+v)
+		}
+		return out
+	}
 }
 
 func writeFile(t *testing.T, name, content string) string {
@@ -44,7 +50,7 @@ func writeFile(t *testing.T, name, content string) string {
 func load(t *testing.T, args []string, vars map[string]string) (*Loaded, error) {
 	t.Helper()
 	var stderr bytes.Buffer
-	return Load(LoadOptions{Args: args, Getenv: env(vars), Stderr: &stderr})
+	return Load(LoadOptions{Args: args, Environ: environ(vars), Stderr: &stderr})
 }
 
 func TestLoadZeroConfig(t *testing.T) {
@@ -85,31 +91,41 @@ func TestLoadZeroConfig(t *testing.T) {
 	}
 }
 
-// TestEnvNames pins the environment variable of every key DESIGN §10
-// fixes: scripts rely on them.
+// TestEnvNames pins the environment variables of the keys DESIGN §10
+// fixes and of the GitHub App, whose seed names deployments set: scripts
+// rely on them. Every key has its AGENT_GATEWAY_* variable, and no
+// variable is read for two keys.
 func TestEnvNames(t *testing.T) {
-	fixed := map[string]string{
-		"listen": "AGENT_GATEWAY_LISTEN", "public_url": "AGENT_GATEWAY_PUBLIC_URL", "data_dir": "AGENT_GATEWAY_DATA_DIR",
-		"database.url": "AGENT_GATEWAY_DATABASE_URL", "forgejo.origin": "AGENT_GATEWAY_FORGEJO_ORIGIN",
-		"github.api_origin": "AGENT_GATEWAY_GITHUB_API_ORIGIN", "metrics.listen": "AGENT_GATEWAY_METRICS_LISTEN",
-		"ratelimit.redis_url": "AGENT_GATEWAY_RATELIMIT_REDIS_URL", "cursor.secret_file": "AGENT_GATEWAY_CURSOR_SECRET_FILE",
-		"tls.cert_file": "AGENT_GATEWAY_TLS_CERT_FILE", "tls.key_file": "AGENT_GATEWAY_TLS_KEY_FILE",
-		"trusted_proxies": "AGENT_GATEWAY_TRUSTED_PROXIES",
-		"github.app_id":   "HEYAIRA_GITHUB_APP_ID", "github.private_key_file": "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE",
+	fixed := map[string][]string{
+		"listen": {"AGENT_GATEWAY_LISTEN"}, "public_url": {"AGENT_GATEWAY_PUBLIC_URL"}, "data_dir": {"AGENT_GATEWAY_DATA_DIR"},
+		"database.url": {"AGENT_GATEWAY_DATABASE_URL"}, "forgejo.origin": {"AGENT_GATEWAY_FORGEJO_ORIGIN"},
+		"github.api_origin": {"AGENT_GATEWAY_GITHUB_API_ORIGIN"}, "metrics.listen": {"AGENT_GATEWAY_METRICS_LISTEN"},
+		"ratelimit.redis_url": {"AGENT_GATEWAY_RATELIMIT_REDIS_URL"}, "cursor.secret_file": {"AGENT_GATEWAY_CURSOR_SECRET_FILE"},
+		"tls.cert_file": {"AGENT_GATEWAY_TLS_CERT_FILE"}, "tls.key_file": {"AGENT_GATEWAY_TLS_KEY_FILE"},
+		"trusted_proxies":         {"AGENT_GATEWAY_TRUSTED_PROXIES"},
+		"github.app_id":           {"AGENT_GATEWAY_GITHUB_APP_ID", "HEYAIRA_GITHUB_APP_ID"},
+		"github.private_key_file": {"AGENT_GATEWAY_GITHUB_PRIVATE_KEY_FILE", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"},
 	}
 	byKey := map[string]setting{}
 	envs := map[string]string{}
 	for _, s := range settings {
-		if _, dup := byKey[s.key]; dup {
-			t.Errorf("key %s listed twice", s.key)
-		}
 		byKey[s.key] = s
-		if other, dup := envs[s.Env()]; dup {
-			t.Errorf("%s and %s share %s", s.key, other, s.Env())
+		if !strings.HasPrefix(s.Env(), "AGENT_GATEWAY_") {
+			t.Errorf("%s: env %s", s.key, s.Env())
 		}
-		envs[s.Env()] = s.key
+		for _, name := range s.envNames() {
+			if other, dup := envs[name]; dup {
+				t.Errorf("%s and %s share %s", s.key, other, name)
+			}
+			envs[name] = s.key
+		}
 		if s.envOnly && s.flag != "" {
 			t.Errorf("secret %s has a flag", s.key)
+		}
+	}
+	for _, o := range otherVariables {
+		if key, dup := envs[o.name]; dup {
+			t.Errorf("%s is both %s's variable and one read by %s", o.name, key, o.readBy)
 		}
 	}
 	for key, want := range fixed {
@@ -118,8 +134,8 @@ func TestEnvNames(t *testing.T) {
 			t.Errorf("key %s missing from settings", key)
 			continue
 		}
-		if s.Env() != want {
-			t.Errorf("%s: env %s, want %s", key, s.Env(), want)
+		if !slices.Equal(s.envNames(), want) {
+			t.Errorf("%s: env %v, want %v", key, s.envNames(), want)
 		}
 	}
 }

@@ -22,6 +22,9 @@ import (
 //
 //   - key: the dotted YAML key, which every problem report names;
 //   - flag: the command-line flag, "" for none;
+//   - aliases: environment variables read besides Env (AGENT_GATEWAY_ and
+//     the key upper-cased, dots as underscores), such as the seed's
+//     HEYAIRA_* names; two of them set to different values are refused;
 //   - envOnly: a secret, accepted from the environment only, never from
 //     YAML or a flag (a *_file key beside it reads it from a file);
 //   - hide: --config-test prints only (set) or (unset), as it does for
@@ -41,6 +44,7 @@ import (
 type setting struct {
 	key     string
 	flag    string
+	aliases []string
 	envOnly bool
 	hide    bool
 	help    string
@@ -48,15 +52,16 @@ type setting struct {
 	field
 }
 
-// Env is the environment variable of a setting.
+// Env is the environment variable of a setting that follows its key; every
+// key has one.
 func (s setting) Env() string {
-	if s.key == "github.app_id" {
-		return "HEYAIRA_GITHUB_APP_ID" // name kept from seed 002
-	}
-	if s.key == "github.private_key_file" {
-		return "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE" // name kept from seed 002
-	}
-	return "AGENT_GATEWAY_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(s.key))
+	return envPrefix + strings.ToUpper(strings.NewReplacer(".", "_").Replace(s.key))
+}
+
+// envNames are every environment variable the setting is read from, Env
+// first.
+func (s setting) envNames() []string {
+	return append([]string{s.Env()}, s.aliases...)
 }
 
 // printed is the setting as --config-test shows it: a secret, or a value
@@ -173,7 +178,8 @@ var settings = []setting{
 	{key: "forgejo.password_file", help: "stdio only: file holding the Basic-auth password", field: textField(func(c *Config) *string { return &c.ForgejoPassFile })},
 	{key: "github.api_origin", def: "https://api.github.com", help: "GitHub API origin", field: originField(func(c *Config) **url.URL { return &c.GitHubAPIOrigin })},
 	{key: "github.io_timeout", def: "30s", help: "per-request I/O timeout towards GitHub", field: durationField(func(c *Config) *time.Duration { return &c.GitHubIOTimeout })},
-	{key: "github.app_id", help: "GitHub App ID (env HEYAIRA_GITHUB_APP_ID); 0 for none", field: field{
+	// The seed's variable names (002) stay beside the ones of the keys.
+	{key: "github.app_id", aliases: []string{"HEYAIRA_GITHUB_APP_ID"}, help: "GitHub App ID; 0 for none", field: field{
 		set: func(c *Config, v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
@@ -184,7 +190,7 @@ var settings = []setting{
 		},
 		show: func(c *Config) string { return strconv.FormatInt(c.GitHubAppID, 10) },
 	}},
-	{key: "github.private_key_file", help: "PEM file of the GitHub App private key, mode 0600 or 0400 and owned by the gateway's user (env HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE)", field: textField(func(c *Config) *string { return &c.GitHubAppKeyFile })},
+	{key: "github.private_key_file", aliases: []string{"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"}, help: "PEM file of the GitHub App private key, mode 0600 or 0400 and owned by the gateway's user", field: textField(func(c *Config) *string { return &c.GitHubAppKeyFile })},
 	{key: "metrics.listen", flag: "metrics-listen", help: "separate host:port for /metrics (default: the API listener)", field: field{
 		set: func(c *Config, v string) error {
 			if v == "" {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -150,6 +151,74 @@ func TestDocDefault(t *testing.T) {
 	} {
 		if got := docDefault(cell); got != want {
 			t.Errorf("docDefault(%q) = %q, want %q", cell, got, want)
+		}
+	}
+}
+
+// TestDocsNameKnownVariables: every AGENT_GATEWAY_* and HEYAIRA_GITHUB_*
+// variable the operator docs, the README, the deployment files under
+// configs/ and the gateway's own code (not its tests, which misspell on
+// purpose) name is one Load accepts, so no doc tells an operator to set a
+// variable that fails the start or is ignored.
+func TestDocsNameKnownVariables(t *testing.T) {
+	files := operatorDocs(t)
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || d.Name() == "testdata"):
+			return filepath.SkipDir
+		case d.IsDir():
+		case strings.HasPrefix(path, filepath.Join("..", "configs")+string(filepath.Separator)),
+			strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go"):
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := knownVariables()
+	name := regexp.MustCompile(`\b(AGENT_GATEWAY|HEYAIRA_GITHUB)_[A-Z0-9_]*[A-Z0-9]\b`)
+	seen := 0
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range name.FindAllString(string(data), -1) {
+			seen++
+			if !slices.Contains(known, v) && !serviceLinkName(v) {
+				t.Errorf("%s names %s, which Load refuses as unknown", path, v)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("found no variable named anywhere")
+	}
+}
+
+// serviceLinkName reports whether name has the shape of a Kubernetes
+// Service variable.
+func serviceLinkName(name string) bool {
+	for _, l := range serviceLinks {
+		if l.name.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReadmeListsOtherVariables: the README's table of the variables that
+// are not keys lists each of otherVariables, the list Load accepts.
+func TestReadmeListsOtherVariables(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range otherVariables {
+		if !regexp.MustCompile("(?m)^\\| [^\\n]*`" + o.name + "`[^\\n]*\\|").Match(readme) {
+			t.Errorf("README.md has no table row for %s (%s)", o.name, o.readBy)
 		}
 	}
 }
