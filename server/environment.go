@@ -5,8 +5,9 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
 // envPrefix starts the environment variable of every setting (Env).
@@ -111,7 +112,7 @@ var serviceLinks = []struct {
 		_, err := netip.ParseAddr(v)
 		return err == nil
 	}},
-	{regexp.MustCompile(`_(SERVICE_PORT(_[A-Z0-9_]+)?|PORT_[0-9]+_(TCP|UDP|SCTP)_PORT)$`), func(v string, _ []string) bool { return isPortNumber(v) }},
+	{regexp.MustCompile(`_(SERVICE_PORT(_[A-Z0-9_]+)?|PORT_[0-9]+_(TCP|UDP|SCTP)_PORT)$`), func(v string, _ []string) bool { return upstream.IsPort(v) }},
 	{regexp.MustCompile(`_PORT_[0-9]+_(TCP|UDP|SCTP)_PROTO$`), func(v string, m []string) bool { return v == strings.ToLower(m[1]) }},
 	{regexp.MustCompile(`_PORT(_[0-9]+_(TCP|UDP|SCTP))?$`), func(v string, _ []string) bool {
 		proto, hostPort, ok := strings.Cut(v, "://")
@@ -131,13 +132,6 @@ func isServiceLink(name, value string) bool {
 		}
 	}
 	return false
-}
-
-// isPortNumber reports whether v is a TCP or UDP port as written in
-// decimal: 1 to 65535, no sign or leading zero.
-func isPortNumber(v string) bool {
-	n, err := strconv.Atoi(v)
-	return err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == v
 }
 
 // closest returns the candidate nearest to name by edit distance when it

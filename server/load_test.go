@@ -238,6 +238,11 @@ func TestLoadDerivedAndParsed(t *testing.T) {
 			}
 		}},
 		{"non-flag arguments kept", []string{"--listen", "127.0.0.1:1", "extra", "args"}, nil, func(t *testing.T, c Config) {}},
+		{"listen on every interface, highest port", []string{"--listen", ":65535", "--metrics-listen", "[::1]:1"}, nil, func(t *testing.T, c Config) {
+			if c.Listen != ":65535" || c.MetricsListen != "[::1]:1" {
+				t.Fatal(c.Listen, c.MetricsListen)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -381,6 +386,18 @@ func TestLoadProblems(t *testing.T) {
 		{"bad app id", "", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "abc"}, []string{"github.app_id (HEYAIRA_GITHUB_APP_ID)"}},
 		{"only one TLS file", "", nil, map[string]string{"AGENT_GATEWAY_TLS_KEY_FILE": "/x"}, []string{"tls.cert_file/tls.key_file", "tls.key_file:"}},
 		{"empty data_dir flag", "", []string{"--data-dir", ""}, nil, []string{"data_dir (--data-dir)"}},
+		// A port is 1 to 65535, in digits, for every host:port and URL key.
+		{"listen port past 65535", "", []string{"--listen", "127.0.0.1:99999"}, nil, []string{"listen (--listen): want host:port with a port from 1 to 65535, not \"99999\""}},
+		{"listen port 0", "listen: 127.0.0.1:0\n", nil, nil, []string{"listen ("}},
+		{"listen port by service name", "", nil, map[string]string{"AGENT_GATEWAY_LISTEN": "127.0.0.1:http"}, []string{"listen (AGENT_GATEWAY_LISTEN)"}},
+		{"listen port signed", "", nil, map[string]string{"AGENT_GATEWAY_LISTEN": ":+80"}, []string{"listen (AGENT_GATEWAY_LISTEN)"}},
+		{"listen port empty", "", nil, map[string]string{"AGENT_GATEWAY_LISTEN": "127.0.0.1:"}, []string{"listen (AGENT_GATEWAY_LISTEN)"}},
+		{"metrics.listen port past 65535", "", []string{"--metrics-listen", "[::1]:65536"}, nil, []string{"metrics.listen (--metrics-listen)"}},
+		{"public_url port past 65535", "", []string{"--public-url", "https://gw.example:99999"}, nil, []string{"public_url (--public-url): the port must be from 1 to 65535"}},
+		{"public_url bare colon", "", []string{"--public-url", "https://gw.example:/x"}, nil, []string{"public_url (--public-url)"}},
+		{"origin port past 65535", "", nil, map[string]string{"AGENT_GATEWAY_FORGEJO_ORIGIN": "https://forge.example:70000"}, []string{"forgejo.origin (AGENT_GATEWAY_FORGEJO_ORIGIN)"}},
+		{"tracing endpoint port 0", "", nil, map[string]string{"AGENT_GATEWAY_TRACING_OTLP_ENDPOINT": "http://127.0.0.1:0/"}, []string{"tracing.otlp_endpoint ("}},
+		{"issuer port 0", "", nil, map[string]string{"AGENT_GATEWAY_OIDC_ISSUER": "https://idp.example:0", "AGENT_GATEWAY_OIDC_CLIENT_ID": "gw"}, []string{"oidc.issuer (AGENT_GATEWAY_OIDC_ISSUER): the port must be from 1 to 65535"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

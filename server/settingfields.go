@@ -102,11 +102,18 @@ func joinShown[T any](items []T, show func(T) string) string {
 	return strings.Join(out, ",")
 }
 
-// setListenAddress sets *dst to v, an address a listener opens:
-// host:port.
+// setListenAddress sets *dst to v, an address a listener opens and
+// clients must reach: host:port, the port a decimal from 1 to 65535 (an
+// empty host is every interface). Port 0 would be whatever port the kernel
+// picks, which no client, proxy or derived public_url could name, and a
+// service name such as "http" is a lookup of its own; both are refused.
 func setListenAddress(dst *string, v string) error {
-	if _, _, err := net.SplitHostPort(v); err != nil {
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
 		return fmt.Errorf("want host:port: %w", err)
+	}
+	if !upstream.IsPort(port) {
+		return fmt.Errorf("want host:port with a port from 1 to 65535, not %q", port)
 	}
 	*dst = v
 	return nil
@@ -130,6 +137,8 @@ func checkPublicURL(v string) error {
 		return fmt.Errorf("must not contain a query (?…); endpoint URLs are built by appending to it")
 	case u.Fragment != "" || strings.Contains(v, "#"):
 		return fmt.Errorf("must not contain a fragment (#…); endpoint URLs are built by appending to it")
+	case !upstream.HasValidPort(u):
+		return fmt.Errorf("the port must be from 1 to 65535")
 	}
 	return nil
 }
@@ -145,10 +154,8 @@ func parseBrowserOrigin(s string) (string, bool) {
 		u.Host == "" || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return "", false
 	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return "", false
-		}
+	if !upstream.HasValidPort(u) {
+		return "", false
 	}
 	return u.Scheme + "://" + strings.ToLower(u.Host), true
 }

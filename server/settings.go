@@ -352,10 +352,10 @@ var settings = []setting{
 		set: func(c *Config, v string) error {
 			var ports []int
 			for _, p := range splitList(v) {
-				n, err := strconv.Atoi(p)
-				if err != nil || n < 1 || n > 65535 {
+				if !upstream.IsPort(p) {
 					return fmt.Errorf("%q is not a port (1-65535)", p)
 				}
+				n, _ := strconv.Atoi(p)
 				ports = append(ports, n)
 			}
 			c.OAuthClientMetadataPorts = ports

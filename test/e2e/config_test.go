@@ -94,3 +94,28 @@ func TestDocumentsAppVariableNames(t *testing.T) {
 		t.Fatalf("%d installation token mints, want 1", n)
 	}
 }
+
+// TestConfigPorts: the binary refuses, in one report naming each key and
+// its source, a listener port past 65535 or 0 and a URL port past 65535,
+// which it used to pass --config-test with; a port in range passes.
+func TestConfigPorts(t *testing.T) {
+	code, out, errs := configTestWith(t, []string{"AGENT_GATEWAY_METRICS_LISTEN=127.0.0.1:0", "AGENT_GATEWAY_FORGEJO_ORIGIN=https://forge.example:70000"},
+		"serve", "--config-test", "--listen", "127.0.0.1:99999", "--public-url", "https://gw.example:99999")
+	if code != 2 || out != "" {
+		t.Fatalf("exit %d, want 2 and nothing on stdout\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		`listen (--listen): want host:port with a port from 1 to 65535, not "99999"`,
+		`metrics.listen (AGENT_GATEWAY_METRICS_LISTEN): want host:port with a port from 1 to 65535, not "0"`,
+		"public_url (--public-url): the port must be from 1 to 65535",
+		"forgejo.origin (AGENT_GATEWAY_FORGEJO_ORIGIN): the port must be from 1 to 65535",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("the report lacks %q:\n%s", want, errs)
+		}
+	}
+	code, out, errs = configTestWith(t, nil, "serve", "--config-test", "--listen", "127.0.0.1:65535", "--metrics-listen", "127.0.0.1:1")
+	if code != 0 || !strings.Contains(out, "  listen                       127.0.0.1:65535\n") {
+		t.Fatalf("ports in range: exit %d\n%s%s", code, out, errs)
+	}
+}
