@@ -78,25 +78,24 @@ func unknownVariables(env map[string]string) []string {
 }
 
 // envValue is the value a setting takes from env and the variable it came
-// from: the one of its names set to a non-empty value (Env when several
-// agree). Names set to different values are a problem naming them all.
+// from: the first of its names set to a non-empty value. Names set to
+// different values are a problem naming every name that is set.
 func envValue(s setting, env map[string]string) (value, source, problem string) {
-	var set []string
+	var names, values []string
 	for _, name := range s.envNames() {
 		if v := env[name]; v != "" {
-			if value != "" && v != value {
-				problem = fmt.Sprintf("%s (%s): set to different values; set one of them", s.key, strings.Join(append(set, name), ", "))
-			}
-			if value == "" {
-				value, source = v, name
-			}
-			set = append(set, name)
+			names, values = append(names, name), append(values, v)
 		}
 	}
-	if problem != "" {
-		return "", "", problem
+	if len(names) == 0 {
+		return "", "", ""
 	}
-	return value, source, ""
+	for _, v := range values[1:] {
+		if v != values[0] {
+			return "", "", fmt.Sprintf("%s (%s): set to different values; set one of them", s.key, strings.Join(names, ", "))
+		}
+	}
+	return values[0], names[0], ""
 }
 
 // serviceLinks are the shapes of the variables Kubernetes sets for each
