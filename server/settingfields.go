@@ -28,6 +28,22 @@ func textField(f func(*Config) *string) field {
 	}
 }
 
+// parsedField is a value with a parser and a printer of its own, such as
+// the collector policy's GOGC and GOMEMLIMIT syntax.
+func parsedField[T any](f func(*Config) *T, parse func(string) (T, error), format func(T) string) field {
+	return field{
+		set: func(c *Config, v string) error {
+			x, err := parse(v)
+			if err != nil {
+				return err
+			}
+			*f(c) = x
+			return nil
+		},
+		show: func(c *Config) string { return format(*f(c)) },
+	}
+}
+
 // durationField is a positive duration such as 30s.
 func durationField(f func(*Config) *time.Duration) field {
 	return field{

@@ -36,7 +36,8 @@ import (
 //   - field: set parses a value into the Config field, refusing it with
 //     the field left as it was, and show prints the field for
 //     --config-test ("" prints as (none)). textField, durationField,
-//     positiveField and originField build both for the common kinds.
+//     positiveField, originField and parsedField build both for the
+//     common kinds.
 //
 // A new key is one row here, its Config field, a line in
 // configs/agent-gateway.example.yaml (TestExampleConfig holds it to def)
@@ -130,28 +131,8 @@ var settings = []setting{
 	{key: "shutdown_grace", def: "30s", help: "how long shutdown waits for in-flight requests", field: durationField(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{key: "http.write_timeout", def: "5m", help: "longest time one write to a client may block; per write, not a deadline on the whole response (a diff page takes as long as its upstream makes progress)", field: durationField(func(c *Config) *time.Duration { return &c.WriteTimeout })},
 	{key: "http.read_header_timeout", def: "10s", help: "longest time a client may take to send a request's headers (slowloris defence)", field: durationField(func(c *Config) *time.Duration { return &c.ReadHeaderTimeout })},
-	{key: "runtime.gc_percent", def: strconv.Itoa(defaultGCPercent), help: "the collector's GOGC percentage, or off; the environment's GOGC wins when set", field: field{
-		set: func(c *Config, v string) error {
-			n, err := parseGCPercent(v)
-			if err != nil {
-				return err
-			}
-			c.GCPercent = n
-			return nil
-		},
-		show: func(c *Config) string { return formatGCPercent(c.GCPercent) },
-	}},
-	{key: "runtime.memory_limit", def: formatMemoryLimit(defaultMemoryLimit), help: "the runtime's soft memory limit (GOMEMLIMIT syntax: 24MiB, or off); the environment's GOMEMLIMIT wins when set", field: field{
-		set: func(c *Config, v string) error {
-			n, err := parseMemoryLimit(v)
-			if err != nil {
-				return err
-			}
-			c.MemoryLimit = n
-			return nil
-		},
-		show: func(c *Config) string { return formatMemoryLimit(c.MemoryLimit) },
-	}},
+	{key: "runtime.gc_percent", def: strconv.Itoa(defaultGCPercent), help: "the collector's GOGC percentage, or off; the environment's GOGC wins when set", field: parsedField(func(c *Config) *int { return &c.GCPercent }, parseGCPercent, formatGCPercent)},
+	{key: "runtime.memory_limit", def: formatMemoryLimit(defaultMemoryLimit), help: "the runtime's soft memory limit (GOMEMLIMIT syntax: 24MiB, or off); the environment's GOMEMLIMIT wins when set", field: parsedField(func(c *Config) *int64 { return &c.MemoryLimit }, parseMemoryLimit, formatMemoryLimit)},
 	{key: "http.max_connections", def: "1024", help: "open connections at once; past it an idle one is closed, else the new one is refused with 503", field: positiveField(func(c *Config) *int { return &c.MaxConnections })},
 	{key: "http.max_connections_per_ip", def: "128", help: "open connections at once from one client address (the TCP peer; trusted proxies are exempt)", field: positiveField(func(c *Config) *int { return &c.MaxConnectionsPerIP })},
 	{key: "http.max_in_flight", def: "512", help: "requests being served at once; past it 503 with Retry-After", field: positiveField(func(c *Config) *int { return &c.MaxInFlight })},
