@@ -3,13 +3,10 @@
 package server
 
 import (
+	"fmt"
 	"net/netip"
 	"net/url"
-	"slices"
 	"time"
-
-	"github.com/agent-gateway/agent-gateway/handlers/oauth"
-	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 // Config is the gateway's whole configuration after defaults, the YAML
@@ -134,50 +131,19 @@ type Config struct {
 }
 
 // Default returns the zero-config configuration: loopback listener,
-// SQLite under ./data, no Forgejo origin.
+// SQLite under ./data, no Forgejo origin. It is each setting's def parsed
+// by its own parser, so a default is written once, in its settings row.
 func Default() Config {
-	gh, _ := url.Parse("https://api.github.com")
-	return Config{
-		Listen:                  "127.0.0.1:8080",
-		DataDir:                 "./data",
-		LogLevel:                "info",
-		ShutdownGrace:           30 * time.Second,
-		GCPercent:               defaultGCPercent,
-		MemoryLimit:             defaultMemoryLimit,
-		WriteTimeout:            5 * time.Minute,
-		ReadHeaderTimeout:       10 * time.Second,
-		MaxConnections:          1024,
-		MaxConnectionsPerIP:     128,
-		MaxInFlight:             512,
-		MaxInFlightPerIP:        64,
-		BodyBudgetBytes:         32 << 20,
-		BodyBudgetPerIPBytes:    8 << 20,
-		ClientIPv6Prefix:        middleware.DefaultIPv6Prefix,
-		ForgejoIOTimeout:        30 * time.Second,
-		GitHubAPIOrigin:         gh,
-		GitHubIOTimeout:         30 * time.Second,
-		ReadPerMinute:           600,
-		WritePerMinute:          60,
-		IPCeilingPerMinute:      600,
-		RefusedBearersPerMinute: 120,
-		CursorTTL:               15 * time.Minute,
-		TracingSampleRatio:      1,
-		OIDCScopes:              defaultOIDCScopes,
-
-		OAuthAuthorizePerMinute:    oauth.DefaultAuthorizationsPerMinute,
-		OAuthRegisterPerMinute:     oauth.DefaultRegistrationsPerMinute,
-		OAuthLoginTTL:              oauth.DefaultLoginTTL,
-		OAuthUnusedClientTTL:       24 * time.Hour,
-		OAuthRevokedGrantRetention: 30 * 24 * time.Hour,
-		OAuthPurgeInterval:         10 * time.Minute,
-
-		OAuthClientMetadataFetchesPerMinute:      oauth.DefaultClientMetadataFetchesPerMinute,
-		OAuthClientMetadataTotalFetchesPerMinute: oauth.DefaultClientMetadataTotalFetchesPerMinute,
-		OAuthAppRedirectSchemes:                  slices.Clone(oauth.DefaultAppRedirectSchemes),
-		WorkflowRetention:                        30 * 24 * time.Hour,
-		WorkflowPurgeInterval:                    10 * time.Minute,
-		DispatchesPerHour:                        60,
+	var c Config
+	for _, s := range settings {
+		if s.def == "" {
+			continue
+		}
+		if err := s.set(&c, s.def); err != nil {
+			panic(fmt.Sprintf("settings: the default of %s, %q, is refused: %v", s.key, s.def, err))
+		}
 	}
+	return c
 }
 
 // PublicOrigin is scheme://host of the public URL, the origin browsers send.

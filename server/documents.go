@@ -88,9 +88,9 @@ type githubReader interface {
 }
 
 // githubFiles is the GitHub Contents client. Without an App (both
-// HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE) or an API
-// origin, every read answers provider_unconfigured; a key file that is set
-// but unreadable fails the start.
+// github.app_id and github.private_key_file) or an API origin, every read
+// answers provider_unconfigured; a key file that is set but unreadable
+// fails the start.
 func (g *Gateway) githubFiles() (githubReader, error) {
 	if g.cfg.GitHubAPIOrigin == nil {
 		return unconfiguredFiles{reason: "no GitHub API origin is configured (github.api_origin)"}, nil
@@ -103,7 +103,7 @@ func (g *Gateway) githubFiles() (githubReader, error) {
 			return nil, &ConfigError{Problems: []string{"github.private_key_file: " + err.Error()}}
 		}
 	case g.cfg.GitHubAppID != 0 || g.cfg.GitHubAppKeyFile != "":
-		g.log.Warn("GitHub App half configured: set both HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE; document reads answer provider_unconfigured")
+		g.log.Warn("GitHub App half configured: set both github.app_id and github.private_key_file; document reads answer provider_unconfigured")
 	}
 	g.githubApp = app != nil
 	up := upstream.New(upstream.Config{

@@ -16,11 +16,11 @@ import (
 
 // LoadOptions are the inputs of Load, injectable for tests.
 type LoadOptions struct {
-	Command string              // the subcommand its --help names; "serve" by default
-	Args    []string            // flags after the subcommand
-	Getenv  func(string) string // os.Getenv by default
-	Stdout  io.Writer           // --help output; os.Stdout by default
-	Stderr  io.Writer           // flag errors and their usage; os.Stderr by default
+	Command string          // the subcommand its --help names; "serve" by default
+	Args    []string        // flags after the subcommand
+	Environ func() []string // the KEY=VALUE environment; os.Environ by default
+	Stdout  io.Writer       // --help output; os.Stdout by default
+	Stderr  io.Writer       // flag errors and their usage; os.Stderr by default
 }
 
 // Loaded is a loaded configuration plus what the command line asked for.
@@ -32,13 +32,15 @@ type Loaded struct {
 }
 
 // Load builds the configuration: defaults, then the YAML file (--config or
-// AGENT_GATEWAY_CONFIG), then AGENT_GATEWAY_* variables, then flags. Every
-// problem is collected and reported at once, each naming its key, so an
-// operator fixes a broken file in one pass.
+// AGENT_GATEWAY_CONFIG), then the settings' environment variables, then
+// flags. Every problem is collected and reported at once, each naming its
+// key (or the unknown variable), so an operator fixes a broken file in one
+// pass.
 func Load(o LoadOptions) (*Loaded, error) {
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
+	if o.Environ == nil {
+		o.Environ = os.Environ
 	}
+	env := environment(o.Environ())
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
@@ -51,7 +53,7 @@ func Load(o LoadOptions) (*Loaded, error) {
 	std := Stdio{Out: o.Stdout, Err: o.Stderr}
 	out := &Loaded{Config: Default()}
 	fs := newCommandFlags(o.Command)
-	fs.StringVar(&out.ConfigFile, "config", o.Getenv("AGENT_GATEWAY_CONFIG"), "YAML configuration file")
+	fs.StringVar(&out.ConfigFile, "config", env["AGENT_GATEWAY_CONFIG"], "YAML configuration file")
 	fs.BoolVar(&out.ConfigTest, "config-test", false, "validate the configuration, print it without secrets, and exit")
 	flagValues := map[string]*string{}
 	for _, s := range settings {
@@ -91,9 +93,15 @@ func Load(o LoadOptions) (*Loaded, error) {
 			}
 		}
 	}
+	problems = append(problems, unknownVariables(env)...)
 	for _, s := range settings {
-		if v := o.Getenv(s.Env()); v != "" {
-			apply(s, s.Env(), v)
+		v, source, problem := envValue(s, env)
+		switch {
+		case problem != "":
+			given[s.key] = true
+			problems = append(problems, problem)
+		case v != "":
+			apply(s, source, v)
 		}
 	}
 	for _, s := range settings {
@@ -131,8 +139,10 @@ func readYAML(path string) (map[string]string, []string) {
 	}
 	known := map[string]bool{}
 	prefixes := map[string]bool{}
+	var keys []string
 	for _, s := range settings {
 		known[s.key] = true
+		keys = append(keys, s.key)
 		for i := range s.key {
 			if s.key[i] == '.' {
 				prefixes[s.key[:i]] = true
@@ -161,7 +171,11 @@ func readYAML(path string) (map[string]string, []string) {
 			case v.Kind == yaml.MappingNode && prefixes[key]:
 				walk(key, v)
 			case !known[key]:
-				problems = append(problems, fmt.Sprintf("%s (%s line %d): unknown key", key, path, n.Content[i].Line))
+				p := fmt.Sprintf("%s (%s line %d): unknown key", key, path, n.Content[i].Line)
+				if near := closest(key, key, keys); near != "" {
+					p += "; did you mean " + near + "?"
+				}
+				problems = append(problems, p)
 			case v.Kind == yaml.ScalarNode:
 				values[key] = v.Value
 			case v.Kind == yaml.SequenceNode:

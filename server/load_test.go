@@ -27,9 +27,15 @@ func rsaKeyFile(t *testing.T) string {
 	return writeFile(t, "app.pem", string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})))
 }
 
-// env returns a Getenv over a fixed map.
-func env(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
+// environ returns an Environ of a fixed map.
+func environ(m map[string]string) func() []string {
+	return func() []string {
+		var out []string
+		for k, v := range m {
+			out = append(out, k+"="+v)
+		}
+		return out
+	}
 }
 
 func writeFile(t *testing.T, name, content string) string {
@@ -44,7 +50,7 @@ func writeFile(t *testing.T, name, content string) string {
 func load(t *testing.T, args []string, vars map[string]string) (*Loaded, error) {
 	t.Helper()
 	var stderr bytes.Buffer
-	return Load(LoadOptions{Args: args, Getenv: env(vars), Stderr: &stderr})
+	return Load(LoadOptions{Args: args, Environ: environ(vars), Stderr: &stderr})
 }
 
 func TestLoadZeroConfig(t *testing.T) {
@@ -85,31 +91,41 @@ func TestLoadZeroConfig(t *testing.T) {
 	}
 }
 
-// TestEnvNames pins the environment variable of every key DESIGN §10
-// fixes: scripts rely on them.
+// TestEnvNames pins the environment variables of the keys DESIGN §10
+// fixes and of the GitHub App, whose seed names deployments set: scripts
+// rely on them. Every key has its AGENT_GATEWAY_* variable, and no
+// variable is read for two keys.
 func TestEnvNames(t *testing.T) {
-	fixed := map[string]string{
-		"listen": "AGENT_GATEWAY_LISTEN", "public_url": "AGENT_GATEWAY_PUBLIC_URL", "data_dir": "AGENT_GATEWAY_DATA_DIR",
-		"database.url": "AGENT_GATEWAY_DATABASE_URL", "forgejo.origin": "AGENT_GATEWAY_FORGEJO_ORIGIN",
-		"github.api_origin": "AGENT_GATEWAY_GITHUB_API_ORIGIN", "metrics.listen": "AGENT_GATEWAY_METRICS_LISTEN",
-		"ratelimit.redis_url": "AGENT_GATEWAY_RATELIMIT_REDIS_URL", "cursor.secret_file": "AGENT_GATEWAY_CURSOR_SECRET_FILE",
-		"tls.cert_file": "AGENT_GATEWAY_TLS_CERT_FILE", "tls.key_file": "AGENT_GATEWAY_TLS_KEY_FILE",
-		"trusted_proxies": "AGENT_GATEWAY_TRUSTED_PROXIES",
-		"github.app_id":   "HEYAIRA_GITHUB_APP_ID", "github.private_key_file": "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE",
+	fixed := map[string][]string{
+		"listen": {"AGENT_GATEWAY_LISTEN"}, "public_url": {"AGENT_GATEWAY_PUBLIC_URL"}, "data_dir": {"AGENT_GATEWAY_DATA_DIR"},
+		"database.url": {"AGENT_GATEWAY_DATABASE_URL"}, "forgejo.origin": {"AGENT_GATEWAY_FORGEJO_ORIGIN"},
+		"github.api_origin": {"AGENT_GATEWAY_GITHUB_API_ORIGIN"}, "metrics.listen": {"AGENT_GATEWAY_METRICS_LISTEN"},
+		"ratelimit.redis_url": {"AGENT_GATEWAY_RATELIMIT_REDIS_URL"}, "cursor.secret_file": {"AGENT_GATEWAY_CURSOR_SECRET_FILE"},
+		"tls.cert_file": {"AGENT_GATEWAY_TLS_CERT_FILE"}, "tls.key_file": {"AGENT_GATEWAY_TLS_KEY_FILE"},
+		"trusted_proxies":         {"AGENT_GATEWAY_TRUSTED_PROXIES"},
+		"github.app_id":           {"AGENT_GATEWAY_GITHUB_APP_ID", "HEYAIRA_GITHUB_APP_ID"},
+		"github.private_key_file": {"AGENT_GATEWAY_GITHUB_PRIVATE_KEY_FILE", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE"},
 	}
 	byKey := map[string]setting{}
 	envs := map[string]string{}
 	for _, s := range settings {
-		if _, dup := byKey[s.key]; dup {
-			t.Errorf("key %s listed twice", s.key)
-		}
 		byKey[s.key] = s
-		if other, dup := envs[s.Env()]; dup {
-			t.Errorf("%s and %s share %s", s.key, other, s.Env())
+		if !strings.HasPrefix(s.Env(), "AGENT_GATEWAY_") {
+			t.Errorf("%s: env %s", s.key, s.Env())
 		}
-		envs[s.Env()] = s.key
+		for _, name := range s.envNames() {
+			if other, dup := envs[name]; dup {
+				t.Errorf("%s and %s share %s", s.key, other, name)
+			}
+			envs[name] = s.key
+		}
 		if s.envOnly && s.flag != "" {
 			t.Errorf("secret %s has a flag", s.key)
+		}
+	}
+	for _, o := range otherVariables {
+		if key, dup := envs[o.name]; dup {
+			t.Errorf("%s is both %s's variable and one read by %s", o.name, key, o.readBy)
 		}
 	}
 	for key, want := range fixed {
@@ -118,8 +134,8 @@ func TestEnvNames(t *testing.T) {
 			t.Errorf("key %s missing from settings", key)
 			continue
 		}
-		if s.Env() != want {
-			t.Errorf("%s: env %s, want %s", key, s.Env(), want)
+		if !slices.Equal(s.envNames(), want) {
+			t.Errorf("%s: env %v, want %v", key, s.envNames(), want)
 		}
 	}
 }
@@ -222,6 +238,11 @@ func TestLoadDerivedAndParsed(t *testing.T) {
 			}
 		}},
 		{"non-flag arguments kept", []string{"--listen", "127.0.0.1:1", "extra", "args"}, nil, func(t *testing.T, c Config) {}},
+		{"listen on every interface, highest port", []string{"--listen", ":65535", "--metrics-listen", "[::1]:1"}, nil, func(t *testing.T, c Config) {
+			if c.Listen != ":65535" || c.MetricsListen != "[::1]:1" {
+				t.Fatal(c.Listen, c.MetricsListen)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -365,6 +386,18 @@ func TestLoadProblems(t *testing.T) {
 		{"bad app id", "", nil, map[string]string{"HEYAIRA_GITHUB_APP_ID": "abc"}, []string{"github.app_id (HEYAIRA_GITHUB_APP_ID)"}},
 		{"only one TLS file", "", nil, map[string]string{"AGENT_GATEWAY_TLS_KEY_FILE": "/x"}, []string{"tls.cert_file/tls.key_file", "tls.key_file:"}},
 		{"empty data_dir flag", "", []string{"--data-dir", ""}, nil, []string{"data_dir (--data-dir)"}},
+		// A port is 1 to 65535, in digits, for every host:port and URL key.
+		{"listen port past 65535", "", []string{"--listen", "127.0.0.1:99999"}, nil, []string{"listen (--listen): want host:port with a port from 1 to 65535, not \"99999\""}},
+		{"listen port 0", "listen: 127.0.0.1:0\n", nil, nil, []string{"listen ("}},
+		{"listen port by service name", "", nil, map[string]string{"AGENT_GATEWAY_LISTEN": "127.0.0.1:http"}, []string{"listen (AGENT_GATEWAY_LISTEN)"}},
+		{"listen port signed", "", nil, map[string]string{"AGENT_GATEWAY_LISTEN": ":+80"}, []string{"listen (AGENT_GATEWAY_LISTEN)"}},
+		{"listen port empty", "", nil, map[string]string{"AGENT_GATEWAY_LISTEN": "127.0.0.1:"}, []string{"listen (AGENT_GATEWAY_LISTEN)"}},
+		{"metrics.listen port past 65535", "", []string{"--metrics-listen", "[::1]:65536"}, nil, []string{"metrics.listen (--metrics-listen)"}},
+		{"public_url port past 65535", "", []string{"--public-url", "https://gw.example:99999"}, nil, []string{"public_url (--public-url): the port must be from 1 to 65535"}},
+		{"public_url bare colon", "", []string{"--public-url", "https://gw.example:/x"}, nil, []string{"public_url (--public-url)"}},
+		{"origin port past 65535", "", nil, map[string]string{"AGENT_GATEWAY_FORGEJO_ORIGIN": "https://forge.example:70000"}, []string{"forgejo.origin (AGENT_GATEWAY_FORGEJO_ORIGIN)"}},
+		{"tracing endpoint port 0", "", nil, map[string]string{"AGENT_GATEWAY_TRACING_OTLP_ENDPOINT": "http://127.0.0.1:0/"}, []string{"tracing.otlp_endpoint ("}},
+		{"issuer port 0", "", nil, map[string]string{"AGENT_GATEWAY_OIDC_ISSUER": "https://idp.example:0", "AGENT_GATEWAY_OIDC_CLIENT_ID": "gw"}, []string{"oidc.issuer (AGENT_GATEWAY_OIDC_ISSUER): the port must be from 1 to 65535"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -138,6 +138,9 @@ func parseIssuer(v string) error {
 	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return fmt.Errorf("want an absolute https URL without query or fragment")
 	}
+	if !upstream.HasValidPort(u) {
+		return fmt.Errorf("the port must be from 1 to 65535")
+	}
 	switch {
 	case u.Scheme == "https":
 		return nil

@@ -71,7 +71,7 @@ func (g *Gateway) logUsableEndpoints(log *slog.Logger) {
 	}
 	documents := "usable: document and catalog reads through the GitHub App"
 	if up["github"] != stateConfigured {
-		documents = "partly usable: no GitHub App (HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE), document and catalog reads answer provider_unconfigured"
+		documents = "partly usable: no GitHub App (github.app_id and github.private_key_file), document and catalog reads answer provider_unconfigured"
 	}
 	oauth := "usable: login at oidc.issuer"
 	if up["oidc"] != stateConfigured {

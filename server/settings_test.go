@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -136,4 +137,100 @@ func TestPublicURLSetting(t *testing.T) {
 		{"https://", "http(s)", false},
 		{"https:gw.example", "http(s)", false},
 	})
+}
+
+// TestEveryRowIsComplete: each row parses and prints its own field, so a
+// key added without a show (or a set) fails here, not as a panic in
+// --config-test; keys and flags are spelled once.
+func TestEveryRowIsComplete(t *testing.T) {
+	keys, flags := map[string]bool{}, map[string]bool{}
+	for _, s := range settings {
+		switch {
+		case s.key == "":
+			t.Errorf("a row without a key: %+v", s)
+		case s.set == nil || s.show == nil:
+			t.Errorf("%s: a row needs both set and show", s.key)
+		case keys[s.key]:
+			t.Errorf("%s: listed twice", s.key)
+		case s.flag != "" && flags[s.flag]:
+			t.Errorf("%s: flag --%s taken by another row", s.key, s.flag)
+		case s.help == "":
+			t.Errorf("%s: no help", s.key)
+		}
+		keys[s.key], flags[s.flag] = true, s.flag != ""
+	}
+}
+
+// TestDefaultIsTheRows: Default is the rows' defaults and nothing else.
+// Each row's field in Default is what its def gives on a zero Config (the
+// zero value where def is ""), so a default written outside its row, or a
+// def its own parser refuses, fails here.
+func TestDefaultIsTheRows(t *testing.T) {
+	d := Default()
+	for _, s := range settings {
+		var alone Config
+		if s.def != "" {
+			if err := s.set(&alone, s.def); err != nil {
+				t.Errorf("%s: def %q refused: %v", s.key, s.def, err)
+				continue
+			}
+		}
+		if got, want := s.show(&d), s.show(&alone); got != want {
+			t.Errorf("%s: Default has %q, its row's def %q gives %q", s.key, got, s.def, want)
+		}
+	}
+	// The lists Default hands out are its own: one Config's edit must not
+	// reach the next.
+	d.OIDCScopes[0], d.OAuthAppRedirectSchemes[0] = "edited", "edited"
+	if again := Default(); again.OIDCScopes[0] == "edited" || again.OAuthAppRedirectSchemes[0] == "edited" {
+		t.Error("Default shares a list between calls")
+	}
+}
+
+// TestPrintConfigEveryRow: --config-test prints one line per row, in table
+// order, each the row's printed value, so a new key is printed by being a
+// row and cannot be missed or printed twice.
+func TestPrintConfigEveryRow(t *testing.T) {
+	l, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := printConfig(&out, &l.Config); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if lines[0] != "configuration OK" || len(lines) != 1+len(settings) {
+		t.Fatalf("%d lines for %d settings:\n%s", len(lines), len(settings), out.String())
+	}
+	for i, s := range settings {
+		want := fmt.Sprintf("  %-28s %s", s.key, s.printed(&l.Config))
+		if lines[1+i] != want {
+			t.Errorf("line %d = %q, want %q", 1+i, lines[1+i], want)
+		}
+	}
+}
+
+// TestPrintedSecrets: the one rule for secrets: an envOnly or hidden row
+// prints only (set) or (unset), whatever show returns; another row prints
+// its value, (none) when empty.
+func TestPrintedSecrets(t *testing.T) {
+	value := func(v string) field {
+		return field{set: func(*Config, string) error { return nil }, show: func(*Config) string { return v }}
+	}
+	for _, tc := range []struct {
+		s    setting
+		want string
+	}{
+		{setting{envOnly: true, field: value("hunter2")}, "(set)"},
+		{setting{envOnly: true, field: value("")}, "(unset)"},
+		{setting{hide: true, field: value("postgres://u:hunter2@db/x")}, "(set)"},
+		{setting{hide: true, field: value("")}, "(unset)"},
+		{setting{field: value("")}, "(none)"},
+		{setting{field: value("30s")}, "30s"},
+	} {
+		if got := tc.s.printed(&Config{}); got != tc.want {
+			t.Errorf("envOnly=%v hide=%v show %q: printed %q, want %q", tc.s.envOnly, tc.s.hide, tc.s.show(nil), got, tc.want)
+		}
+	}
 }

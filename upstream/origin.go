@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -32,8 +33,28 @@ func ParseOrigin(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("an origin has no path, query or fragment")
 	case u.Scheme == "http" && !IsLoopbackHost(u.Hostname()):
 		return nil, fmt.Errorf("plain http is only allowed for loopback hosts")
+	case !HasValidPort(u):
+		return nil, fmt.Errorf("the port must be from 1 to 65535")
 	}
 	return &url.URL{Scheme: u.Scheme, Host: strings.ToLower(u.Host)}, nil
+}
+
+// IsPort reports whether p is a TCP port as an address or URL writes it:
+// one to five decimal digits, 1 to 65535. Port 0 is a listener's "any
+// free port", which no client can be configured to reach.
+func IsPort(p string) bool {
+	if len(p) == 0 || len(p) > 5 || strings.Trim(p, "0123456789") != "" {
+		return false
+	}
+	n, _ := strconv.Atoi(p)
+	return n >= 1 && n <= 65535
+}
+
+// HasValidPort reports whether u's authority names no port, or one IsPort
+// accepts: a URL to port 0, to 99999, or with a bare colon ("host:") is a
+// mistake that would otherwise surface only at the first request.
+func HasValidPort(u *url.URL) bool {
+	return !strings.HasSuffix(u.Host, ":") && (u.Port() == "" || IsPort(u.Port()))
 }
 
 // IsLoopbackHost reports whether host (without port) is localhost or a

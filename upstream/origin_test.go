@@ -17,6 +17,8 @@ func TestParseOrigin(t *testing.T) {
 		{"https://forge.example", "https://forge.example"},
 		{"https://forge.example/", "https://forge.example"},
 		{"https://forge.example:8443", "https://forge.example:8443"},
+		{"https://forge.example:1", "https://forge.example:1"},
+		{"https://forge.example:65535", "https://forge.example:65535"},
 		{"HTTPS://Forge.EXAMPLE", "https://forge.example"},
 		{"  https://forge.example  ", "https://forge.example"},
 		{"https://[2001:db8::1]:443", "https://[2001:db8::1]:443"},
@@ -45,6 +47,11 @@ func TestParseOrigin(t *testing.T) {
 		{"https://forge.example?x=1", ""},
 		{"https://forge.example#frag", ""},
 		{"https://forge.example:port", ""},
+		{"https://forge.example:0", ""},
+		{"https://forge.example:65536", ""},
+		{"https://forge.example:99999", ""},
+		{"https://forge.example:", ""},
+		{"https://forge.example:-1", ""},
 		{"https://forge .example", ""},
 		{"", ""},
 	}
@@ -163,6 +170,20 @@ func TestPathOnTheWire(t *testing.T) {
 		_, err := c.NewRequest(t.Context(), http.MethodGet, nil, nil, "api", bad)
 		if ue, ok := err.(*Error); !ok || ue.Kind != KindRequest {
 			t.Errorf("segment %q: err = %v, want KindRequest", bad, err)
+		}
+	}
+}
+
+// TestIsPort pins what a configured port may be: 1 to 65535 in decimal
+// digits, nothing else.
+func TestIsPort(t *testing.T) {
+	for p, want := range map[string]bool{
+		"1": true, "80": true, "080": true, "65535": true,
+		"0": false, "00000": false, "65536": false, "99999": false, "100000": false, "": false,
+		"-1": false, "+80": false, " 80": false, "8o": false, "http": false, "0x50": false,
+	} {
+		if got := IsPort(p); got != want {
+			t.Errorf("IsPort(%q) = %v, want %v", p, got, want)
 		}
 	}
 }

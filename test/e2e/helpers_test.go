@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,4 +78,16 @@ func runCommand(t *testing.T, cmd *exec.Cmd) (int, string, string) {
 		t.Fatal(err)
 	}
 	return code, out.String(), errs.String()
+}
+
+// requireLines fails t once for each of wants that report does not
+// contain, showing the report: a configuration report must name every
+// mistake at once.
+func requireLines(t *testing.T, report string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q:\n%s", want, report)
+		}
+	}
 }

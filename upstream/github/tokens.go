@@ -104,7 +104,7 @@ func (s *Installations) Configured() bool { return s.app != nil }
 // goroutine past its callers.
 func (s *Installations) Token(ctx context.Context, installationID int64, repo string) (string, error) {
 	if s.app == nil {
-		return "", toolerr.New(toolerr.ProviderUnconfigured, "no GitHub App is configured on this gateway (HEYAIRA_GITHUB_APP_ID and HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE)")
+		return "", toolerr.New(toolerr.ProviderUnconfigured, "no GitHub App is configured on this gateway (github.app_id and github.private_key_file)")
 	}
 	if installationID <= 0 {
 		return "", toolerr.New(toolerr.ProviderUnconfigured, "the repository has no GitHub App installation binding")
@@ -254,7 +254,7 @@ func parseTokenAnswer(body []byte, now time.Time) (installationToken, error) {
 // installation is a configuration problem of this gateway, not of the
 // caller.
 var mintStatus = statusTable{
-	http.StatusUnauthorized: {toolerr.ProviderForbidden, "GitHub refused the App's credentials (check HEYAIRA_GITHUB_APP_ID and the private key)"},
+	http.StatusUnauthorized: {toolerr.ProviderForbidden, "GitHub refused the App's credentials (check github.app_id and github.private_key_file)"},
 	http.StatusForbidden:    {toolerr.ProviderForbidden, "GitHub refused an installation token for this repository's installation"},
 	http.StatusNotFound:     {toolerr.ProviderUnconfigured, "GitHub does not know this repository's App installation"},
 	// The mint names the repository: GitHub refuses one the installation
