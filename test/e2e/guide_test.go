@@ -77,6 +77,13 @@ func makeBuild(t *testing.T) string {
 			return
 		}
 		built.path = filepath.Join(dir, "agent-gateway")
+		// The Makefile and the sources are inputs of what the tests see.
+		if built.err = gatewaytest.TouchSources(root); built.err != nil {
+			return
+		}
+		if _, built.err = os.ReadFile(filepath.Join(root, "Makefile")); built.err != nil {
+			return
+		}
 		cmd := exec.Command("make", "build", "BIN="+built.path)
 		cmd.Dir = root
 		built.out, built.err = cmd.CombinedOutput()
