@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"maps"
 	"net/http"
@@ -38,15 +37,7 @@ func runInspector(t *testing.T, args ...string) inspectorRun {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	run := inspectorRun{stdout: stdout.String(), stderr: stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		run.code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return run
+	return inspectorRun{stdout: stdout.String(), stderr: stderr.String(), code: exitCode(t, err)}
 }
 
 // TestInspectorCLI drives the real binary with the MCP Inspector's CLI
