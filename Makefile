@@ -76,6 +76,11 @@ fuzz:
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 # The shipped binary: no symbol table, DWARF or build paths (stack traces
-# keep function names and lines); docs/performance.md "Binary size".
+# keep function names and lines); docs/performance.md "Binary size". It is
+# what scripts run (README, docs/deploy.md): `go run` replaces a program's
+# exit code with its own 1, so `agent-gateway diff`'s 2 and 3 reach only a
+# caller of the built binary. BIN=path puts it elsewhere (the tests build
+# it with this very rule into a scratch directory).
+BIN ?= bin/agent-gateway
 build:
-	$(GO) build -trimpath -ldflags "-s -w -X github.com/agent-gateway/agent-gateway/server.Version=$(VERSION)" -o bin/agent-gateway .
+	$(GO) build -trimpath -ldflags "-s -w -X github.com/agent-gateway/agent-gateway/server.Version=$(VERSION)" -o $(BIN) .

@@ -64,30 +64,14 @@ type readinessCheck struct {
 // New wires a Gateway from cfg. Everything that can be checked without
 // serving is checked here, so a bad deployment fails at start.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
-	cfg = boundDefaults(cfg)
-	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry(), storeRegistry: prometheus.NewRegistry()}
-	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	g.registry.MustRegister(buildInfo())
-	g.metrics = newUpstreamMetrics(g.registry)
-	g.domain = newDomainMetrics(g.registry)
+	g := newForgejoGateway(cfg, log)
 	g.budgetRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agent_gateway_budget_rejections_total",
 		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write, dispatch, ip_ceiling, refused_bearers).",
 	}, []string{"catalog", "budget"})
 	g.registry.MustRegister(g.budgetRejections)
 	g.workflowPurge = newWorkflowPurgeCounters(g.registry, g.storeRegistry)
-	g.bounds = newLoadBounds(cfg, g.registry)
-	g.tracer = g.startTracing()
-	if cfg.ForgejoOrigin != nil {
-		// Forgejo is the operator's own forge: it gets the traceparent, so
-		// its spans join the call's trace.
-		g.forgejo = forgejo.New(upstream.New(upstream.Config{
-			Name: "forgejo", Origin: cfg.ForgejoOrigin, IOTimeout: cfg.ForgejoIOTimeout, Observer: g.metrics,
-			Tracing: g.upstreamTracing(forgejo.Routes, true),
-		}))
-		g.forgejo.ObserveEvidence(g.domain.evidence)
-	}
-	g.forgejoC = forgejoCatalog(g.forgejo)
+	g.bounds = newLoadBounds(g.cfg, g.registry)
 	if cfg.RedisURL != "" {
 		if err := g.openRedis(ctx); err != nil {
 			g.Close()
@@ -104,6 +88,32 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	}
 	g.zeroKnownSeries()
 	return g, nil
+}
+
+// newForgejoGateway wires what the Forgejo catalog needs and nothing that
+// keeps state: metrics, tracing, the Forgejo client and the catalog. It
+// opens no store, Redis or file, so `stdio`, which serves only this
+// catalog with the process's own credential, leaves nothing behind in the
+// directory it was started in (no data_dir, no generated cursor secret).
+func newForgejoGateway(cfg Config, log *slog.Logger) *Gateway {
+	cfg = boundDefaults(cfg)
+	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry(), storeRegistry: prometheus.NewRegistry()}
+	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	g.registry.MustRegister(buildInfo())
+	g.metrics = newUpstreamMetrics(g.registry)
+	g.domain = newDomainMetrics(g.registry)
+	g.tracer = g.startTracing()
+	if cfg.ForgejoOrigin != nil {
+		// Forgejo is the operator's own forge: it gets the traceparent, so
+		// its spans join the call's trace.
+		g.forgejo = forgejo.New(upstream.New(upstream.Config{
+			Name: "forgejo", Origin: cfg.ForgejoOrigin, IOTimeout: cfg.ForgejoIOTimeout, Observer: g.metrics,
+			Tracing: g.upstreamTracing(forgejo.Routes, true),
+		}))
+		g.forgejo.ObserveEvidence(g.domain.evidence)
+	}
+	g.forgejoC = forgejoCatalog(g.forgejo)
+	return g
 }
 
 // forgejoCatalog is the catalog served at /mcp/forgejo and over stdio.

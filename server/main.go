@@ -198,10 +198,18 @@ func runServe(ctx context.Context, args []string, std Stdio) error {
 // logged, and the gateway is wired with it (g.log). The caller closes the
 // gateway.
 func openGateway(ctx context.Context, cfg Config, std Stdio) (*Gateway, error) {
+	return New(ctx, cfg, startLogging(cfg, std))
+}
+
+// startLogging is the process set-up every command that runs the gateway
+// shares: the JSON logger on std.Err at cfg's level, the standard
+// library's log routed through it, and the collector policy (runtime.*)
+// applied and logged.
+func startLogging(cfg Config, std Stdio) *slog.Logger {
 	log := newLogger(std.Err, cfg.LogLevel)
 	routeStdLog(log)
 	logRuntime(log, applyRuntime(cfg, os.Getenv, debugTuner))
-	return New(ctx, cfg, log)
+	return log
 }
 
 // serveGateway wires, listens and serves cfg until ctx ends. prepare, if

@@ -80,6 +80,12 @@ func (g *Gateway) Handler() http.Handler {
 		// can be refused; this bounds how many one address gets refused.
 		Refused: middleware.NewRefusedBearers(g.budgetOptions(g.documentsC.Name)),
 	}, g.documentsAuth))
+	// Any other path under /mcp (a client's guessed /mcp, a trailing
+	// slash) is told where the two endpoints are; chi matches the exact
+	// endpoint routes above first.
+	unknown := site.UnknownEndpoint(g.cfg.PublicURL)
+	r.Handle("/mcp", unknown)
+	r.Handle("/mcp/*", unknown)
 	return r
 }
 

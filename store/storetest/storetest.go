@@ -12,6 +12,7 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"net/url"
 	"os"
@@ -63,6 +64,35 @@ func Postgres(t testing.TB) store.Store {
 // test when no server answers, unless CI=true.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
+	admin, adminURL := openAdmin(t)
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*connectTimeout)
+	defer cancel()
+	name := "ag_test_" + randomHex(t, 8)
+	// The name is generated, so quoting it is only hygiene.
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("storetest: creating database: %v", err)
+	}
+	cfg, _ := pgx.ParseConfig(adminURL)
+	cfg.ConnectTimeout = connectTimeout
+	t.Cleanup(func() { dropDatabase(t, cfg, name) })
+	return DatabaseURL(t, adminURL, name)
+}
+
+// Admin opens the admin connection to the test PostgreSQL server (closed
+// when the test ends) and returns it with its URL, for tests that create
+// roles and databases as an operator would. It skips the test when no
+// server answers, unless CI=true.
+func Admin(t testing.TB) (*sql.DB, string) {
+	t.Helper()
+	admin, adminURL := openAdmin(t)
+	t.Cleanup(func() { admin.Close() })
+	return admin, adminURL
+}
+
+// openAdmin is Admin without the cleanup: the caller closes it.
+func openAdmin(t testing.TB) (*sql.DB, string) {
+	t.Helper()
 	adminURL := os.Getenv(PostgresURLEnv)
 	if adminURL == "" {
 		adminURL = DefaultPostgresURL
@@ -73,21 +103,18 @@ func PostgresURL(t testing.TB) string {
 	}
 	cfg.ConnectTimeout = connectTimeout
 	admin := stdlib.OpenDB(*cfg)
-	defer admin.Close()
-
 	ctx, cancel := context.WithTimeout(context.Background(), 2*connectTimeout)
 	defer cancel()
 	if err := admin.PingContext(ctx); err != nil {
+		admin.Close()
 		unreachable(t, err)
 	}
+	return admin, adminURL
+}
 
-	name := "ag_test_" + randomHex(t, 8)
-	// The name is generated, so quoting it is only hygiene.
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("storetest: creating database: %v", err)
-	}
-	t.Cleanup(func() { dropDatabase(t, cfg, name) })
-
+// DatabaseURL is adminURL naming the database name instead.
+func DatabaseURL(t testing.TB, adminURL, name string) string {
+	t.Helper()
 	u, err := url.Parse(adminURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		t.Fatalf("storetest: %s must be a postgres:// URL", PostgresURLEnv)

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -55,14 +54,7 @@ func runDiffCommand(t testing.TB, bin string, env []string, args ...string) diff
 		cmd.Process.Kill()
 		t.Fatalf("agent-gateway diff %v did not end", args)
 	}
-	run := diffRun{stdout: stdout.Bytes(), stderr: stderr.Bytes()}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		run.code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
+	run := diffRun{stdout: stdout.Bytes(), stderr: stderr.Bytes(), code: exitCode(t, err)}
 	if strings.Contains(stderr.String(), "WARNING: DATA RACE") {
 		t.Fatalf("data race in agent-gateway diff:\n%s", stderr.String())
 	}

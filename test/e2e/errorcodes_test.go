@@ -30,6 +30,7 @@ func TestRefusalsFollowTheCodeTable(t *testing.T) {
 		{"a batch", forgejo, "[" + list + "]", nil, toolerr.InvalidArguments, false},
 		{"a foreign browser origin", forgejo, list, map[string]string{"Origin": "https://evil.example"}, toolerr.OriginForbidden, false},
 		{"no bearer where one is needed", documents, list, nil, toolerr.Unauthenticated, true},
+		{"no MCP endpoint at /mcp", st.gw.URL + "/mcp", list, nil, toolerr.UnknownEndpoint, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

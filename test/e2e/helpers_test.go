@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -90,4 +91,20 @@ func requireLines(t *testing.T, report string, wants ...string) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
 		}
 	}
+}
+
+// exitCode is the exit code of a command that ran to its end: 0 for a nil
+// err, the code of an *exec.ExitError; any other error (it did not start,
+// or its output could not be copied) fails the test.
+func exitCode(t testing.TB, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	t.Fatal(err)
+	return -1
 }

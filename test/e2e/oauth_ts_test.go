@@ -127,7 +127,7 @@ func TestOAuthTypeScriptClient(t *testing.T) {
 }
 
 // tsClient returns node and the TypeScript client's directory, installing
-// its pinned dependencies when node_modules is absent (npm install
+// its pinned dependencies when node_modules lacks any of them (npm install
 // --no-package-lock: no lockfile naming a registry is written).
 func tsClient(t *testing.T) (string, string) {
 	t.Helper()
@@ -144,7 +144,7 @@ func tsClient(t *testing.T) (string, string) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "test", "ts")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err == nil {
+	if tsInstalled(t, dir) {
 		return node, dir
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -155,4 +155,25 @@ func tsClient(t *testing.T) (string, string) {
 		t.Fatalf("npm install in %s: %v\n%s", dir, err, out)
 	}
 	return node, dir
+}
+
+// tsInstalled reports whether every dependency test/ts/package.json pins
+// is in its node_modules (a checkout installed before one was added lacks
+// it).
+func tsInstalled(t *testing.T, dir string) bool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct{ Dependencies map[string]string }
+	if err := json.Unmarshal(b, &pkg); err != nil || len(pkg.Dependencies) == 0 {
+		t.Fatalf("test/ts/package.json: %v, %d dependencies", err, len(pkg.Dependencies))
+	}
+	for name := range pkg.Dependencies {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(name), "package.json")); err != nil {
+			return false
+		}
+	}
+	return true
 }

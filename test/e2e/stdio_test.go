@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -14,14 +13,24 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
-// stdioSession starts `agent-gateway stdio` with env and connects the SDK
-// client over its stdin/stdout. The process's log (stderr) is scanned at
-// the end for its own credentials (AGENT_GATEWAY_FORGEJO_TOKEN or
-// _PASSWORD in env): over stdio they are canaries too.
+// stdioSession starts `agent-gateway stdio` with env (and a data_dir of
+// its own) and connects the SDK client over its stdin/stdout.
 func stdioSession(t *testing.T, env ...string) *mcp.ClientSession {
 	t.Helper()
+	return stdioSessionIn(t, "", append([]string{"AGENT_GATEWAY_DATA_DIR=" + t.TempDir()}, env...)...)
+}
+
+// stdioSessionIn starts `agent-gateway stdio` in the working directory dir
+// (the test's own when empty), as a client launches it, with env as its
+// only configuration, and connects the SDK client over its stdin/stdout.
+// The process's log (stderr) is scanned at the end for its own credentials
+// (AGENT_GATEWAY_FORGEJO_TOKEN or _PASSWORD in env): over stdio they are
+// canaries too.
+func stdioSessionIn(t *testing.T, dir string, env ...string) *mcp.ClientSession {
+	t.Helper()
 	cmd := exec.Command(gatewaytest.Binary(t), "stdio")
-	cmd.Env = append(os.Environ(), append([]string{"AGENT_GATEWAY_DATA_DIR=" + t.TempDir()}, env...)...)
+	cmd.Dir = dir
+	cmd.Env = append(gatewaytest.CleanEnv(), env...)
 	logs := &syncWriter{}
 	cmd.Stderr = logs
 	canaries := &gatewaytest.Canaries{}
@@ -83,5 +92,32 @@ func TestStdioMode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStdioLeavesNoData: an MCP client launches `agent-gateway stdio` in
+// whatever directory it happens to run in. With no data_dir configured,
+// stdio serves the Forgejo catalog (initialize, tools/list, an anonymous
+// and an authenticated call) and leaves that directory as it found it: no
+// ./data, no SQLite file, no generated cursor secret. It needs none of
+// them: the process's own credential is its only identity.
+func TestStdioLeavesNoData(t *testing.T) {
+	emu, d := startDemoEmulator(t)
+	dir := t.TempDir()
+	s := stdioSessionIn(t, dir, "AGENT_GATEWAY_FORGEJO_ORIGIN="+emu.URL(), "AGENT_GATEWAY_FORGEJO_TOKEN="+d.ReaderToken)
+	if names := toolNames(t, s); !slices.Contains(names, "list_agent_work_grants") {
+		t.Fatalf("stdio with the process token lists %v", names)
+	}
+	if out, isErr := callTool(t, s, "get_repository", map[string]any{"owner": d.Owner, "repo": d.PublicRepo}); isErr || out["name"] != d.PublicRepo {
+		t.Fatalf("get_repository over stdio = %v", out)
+	}
+	if out, isErr := callTool(t, s, "list_agent_work_grants", map[string]any{}); isErr {
+		t.Fatalf("list_agent_work_grants over stdio = %v", out)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Fatalf("stdio left %v in the directory it was started in", names)
 	}
 }

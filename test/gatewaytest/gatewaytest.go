@@ -8,6 +8,7 @@ package gatewaytest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -62,7 +63,7 @@ func (b *build) get(t testing.TB, flags ...string) string {
 			return
 		}
 		b.path = filepath.Join(dir, "agent-gateway")
-		if b.err = touchSources(root); b.err != nil {
+		if b.err = TouchSources(root); b.err != nil {
 			return
 		}
 		args := append(append([]string{"build", "-race"}, flags...), "-o", b.path, ".")
@@ -78,14 +79,15 @@ func (b *build) get(t testing.TB, flags ...string) string {
 	return b.path
 }
 
-// touchSources opens every file the binary may be built from (the tree
+// TouchSources opens every file the binary may be built from (the tree
 // without .git, test/, docs/, testdata and *_test.go files) and reads a
-// byte of it. go test records the files a test opens in its cache key, and
+// byte of it; a test that builds the binary another way (make build)
+// calls it too. go test records the files a test opens in its cache key, and
 // the go build above runs in another process, which it does not see: so
 // without this, a test whose verdict depends on the binary (a golden
 // contract, a refusal) would pass from the cache after the binary's source
 // changed.
-func touchSources(root string) error {
+func TouchSources(root string) error {
 	return filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -139,6 +141,13 @@ type Options struct {
 	// responses its Connect sessions received and its /metrics when the
 	// test ends (see Canaries).
 	Canaries *Canaries
+	// Binary runs another build than Binary's (the one `make build`
+	// writes, say).
+	Binary string
+	// TLS, when set, is the client side of a gateway serving TLS itself
+	// (tls.cert_file): URL is https:// and the start waits for /healthz
+	// over TLS with this configuration.
+	TLS *tls.Config
 }
 
 // Process is a running gateway.
@@ -151,6 +160,7 @@ type Process struct {
 	canaries  *Canaries
 	done      chan struct{}
 	waitErr   error
+	health    *http.Client // what waitHealthy asks /healthz with
 
 	// MetricsURL is where the whole /metrics exposition is: on
 	// AGENT_GATEWAY_METRICS_LISTEN when the test set it, else on the API
@@ -163,10 +173,17 @@ type Process struct {
 // data race.
 func Start(t testing.TB, o Options) *Process {
 	t.Helper()
-	bin := Binary(t)
+	bin := o.Binary
+	if bin == "" {
+		bin = Binary(t)
+	}
 	addr := FreeAddr(t)
 	p := &Process{URL: "http://" + addr, DataDir: t.TempDir(), logs: &syncBuffer{}, responses: &syncBuffer{},
-		canaries: o.Canaries, done: make(chan struct{})}
+		canaries: o.Canaries, done: make(chan struct{}), health: http.DefaultClient}
+	if o.TLS != nil {
+		p.URL = "https://" + addr
+		p.health = &http.Client{Transport: &http.Transport{TLSClientConfig: o.TLS}}
+	}
 	env := map[string]string{
 		"AGENT_GATEWAY_LISTEN":   addr,
 		"AGENT_GATEWAY_DATA_DIR": p.DataDir,
@@ -256,7 +273,7 @@ func (p *Process) waitHealthy(limit time.Duration) error {
 			return fmt.Errorf("process exited: %v", p.waitErr)
 		default:
 		}
-		resp, err := http.Get(p.URL + "/healthz")
+		resp, err := p.health.Get(p.URL + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

@@ -36,8 +36,12 @@ const (
 	Unauthenticated   Code = "unauthenticated"
 	InsufficientScope Code = "insufficient_scope"
 	OriginForbidden   Code = "origin_forbidden"
-	BodyTooLarge      Code = "body_too_large"
-	RateLimited       Code = "rate_limited"
+	// UnknownEndpoint: a path under /mcp that is neither MCP endpoint (a
+	// client given the gateway's root, or an /mcp it guessed); the answer
+	// names both real endpoints.
+	UnknownEndpoint Code = "unknown_endpoint"
+	BodyTooLarge    Code = "body_too_large"
+	RateLimited     Code = "rate_limited"
 	// Overloaded: a gateway-wide bound (requests in flight, request-body
 	// bytes buffered, open connections) is reached; retry after Retry-After.
 	Overloaded           Code = "overloaded"
@@ -104,6 +108,7 @@ var outcomes = []outcome{
 	{Unauthenticated, http.StatusUnauthorized, -32001, "no valid credential for a call that needs one (none, malformed, unknown, expired or revoked); over HTTP, `WWW-Authenticate` names the endpoint's `resource_metadata`"},
 	{InsufficientScope, http.StatusForbidden, -32003, "the caller's grant lacks a scope the tool needs; `WWW-Authenticate` names it"},
 	{OriginForbidden, http.StatusForbidden, -32003, "a browser `Origin` that is not allowed"},
+	{UnknownEndpoint, http.StatusNotFound, -32004, "a request to `/mcp` or another path under it that is no MCP endpoint; `endpoints` lists the two this gateway serves (`/mcp/forgejo`, `/mcp/documents`)"},
 	{BodyTooLarge, http.StatusRequestEntityTooLarge, -32013, "a request body over 1 MiB, or over the client IP's body budget"},
 	{RateLimited, http.StatusTooManyRequests, -32029, "a caller's or client IP's budget is spent (`budget` or `bound` names it); `Retry-After` says when to retry"},
 	{Overloaded, http.StatusServiceUnavailable, -32053, "a gateway-wide bound is reached (`bound` names it); `Retry-After: 1`"},
