@@ -177,30 +177,45 @@ var storeSeries = []string{"agent_gateway_oauth_rows", "agent_gateway_oauth_purg
 // and purge runs but not the OAuth row counts; with it, the API listener
 // has no /metrics and the metrics listener has the row counts.
 func TestMetricsRowCountsPrivate(t *testing.T) {
+	// The purge runs at start, on its own goroutine, and sets the row
+	// gauges: only once it has run does their absence on the API listener
+	// mean anything, and their presence on the metrics listener show.
+	purgedOnce := `agent_gateway_oauth_purge_runs_total{outcome="purged"} 1`
 	single := gatewaytest.Start(t, gatewaytest.Options{})
-	code, public := get(t, single.URL+"/metrics")
+	var code int
+	var public string
+	eventually(t, "the first OAuth purge on the only listener", func() bool {
+		code, public = get(t, single.URL+"/metrics")
+		return strings.Contains(public, purgedOnce)
+	})
 	if code != http.StatusOK || !strings.Contains(public, "\nagent_gateway_oauth_purge_runs_total") ||
 		!strings.Contains(public, "\nagent_gateway_oauth_refusals_total") {
 		t.Fatalf("/metrics on the only listener: %d", code)
 	}
-	for _, name := range storeSeries {
-		if strings.Contains(public, name) {
-			t.Errorf("/metrics on the API listener shows %s:\n%s", name, grepLines(public, name))
-		}
-	}
-
 	split := gatewaytest.Start(t, gatewaytest.Options{Env: map[string]string{"AGENT_GATEWAY_METRICS_LISTEN": gatewaytest.FreeAddr(t)}})
 	if code, _ := get(t, split.URL+"/metrics"); code != http.StatusNotFound {
 		t.Fatalf("/metrics on the API listener with metrics.listen set: %d", code)
 	}
-	code, private := get(t, split.MetricsURL)
+	var private string
+	eventually(t, "the row gauges on the metrics listener", func() bool {
+		code, private = get(t, split.MetricsURL)
+		return strings.Contains(private, `agent_gateway_oauth_rows{table="clients"} 0`)
+	})
 	if code != http.StatusOK {
 		t.Fatalf("the metrics listener: %d", code)
 	}
-	// The purge runs at start and sets the row gauges.
 	for _, want := range []string{`agent_gateway_oauth_rows{table="clients"} 0`, `agent_gateway_oauth_purged_rows_total{table="clients"} 0`} {
 		if !strings.Contains(private, want) {
 			t.Errorf("the metrics listener lacks %s", want)
+		}
+	}
+
+	// The only listener's purge tick set its row gauges right after it
+	// counted the run, long before now: they must still not be served.
+	_, public = get(t, single.URL+"/metrics")
+	for _, name := range storeSeries {
+		if strings.Contains(public, name) {
+			t.Errorf("/metrics on the API listener shows %s:\n%s", name, grepLines(public, name))
 		}
 	}
 }
