@@ -74,10 +74,12 @@ type Toolset struct {
 	tools        []Tool
 }
 
-// New returns a catalog. Duplicate tool names, and a tool whose policy asks
+// New returns a catalog. Duplicate tool names, a tool whose policy asks
 // for a particular caller but whose handler was not built by Typed (so
-// nothing would enforce it), are wiring mistakes and panic.
+// nothing would enforce it), and a scope that does not say what it allows
+// (checkScopes) are wiring mistakes and panic.
 func New(name, version, instructions string, tools ...Tool) *Toolset {
+	checkScopes(tools)
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if seen[t.Name] {
