@@ -20,8 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/documents"
-	"github.com/agent-gateway/agent-gateway/handlers/instructions"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
