@@ -35,7 +35,7 @@ func (g *Gateway) Handler() http.Handler {
 	r.Use(middleware.Recover(g.log))
 	// Metrics see every request, including refusals of the MCP chain below.
 	metrics := middleware.NewMetrics(g.registry, g.knownTool)
-	zeroPages(metrics)
+	zeroPages(metrics, g.forgejoC, g.documentsC)
 	r.Use(metrics.Handler)
 	// The load bounds come after the log and metrics, so every refusal is
 	// logged and counted, and before anything reads a body or calls an
@@ -90,7 +90,9 @@ func (g *Gateway) Handler() http.Handler {
 // mcpChain stacks the MCP-specific middleware in front of a catalog.
 func (g *Gateway) mcpChain(c *toolset.Toolset, auth middleware.AuthOptions, a middleware.Authenticator) http.Handler {
 	allowed := append([]string{g.cfg.PublicOrigin()}, g.cfg.AllowedOrigins...)
-	budgets := middleware.NewBudgets(c, g.budgetOptions(c.Name))
+	bo := g.budgetOptions(c.Name)
+	budgets := middleware.NewBudgets(c, bo)
+	g.zeroBudgets(c, endpointBudgets(c, auth, bo))
 	h := c.HTTPHandler(g.log)
 	// Innermost first: budgets are spent only by calls that passed the scope
 	// gate, which needs the principal (authentication), which needs the

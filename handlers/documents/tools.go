@@ -75,7 +75,7 @@ func Tools(o Options) []toolset.Tool {
 			Description: "Read a fragment (at most 64 KiB, ending on a UTF-8 character boundary) of one allowlisted document " +
 				"at its pinned commit, with the SHA-256 of the whole file and of the fragment. Continue with next_cursor " +
 				"until it is absent.",
-			Policy: policy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: policy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true, Pages: true,
 		}, o.get),
 	}
 }

@@ -31,6 +31,10 @@ type Tool struct {
 	ReadOnly   bool
 	Idempotent bool
 	OpenWorld  bool
+	// Pages marks a tool that serves pages: its handler records each
+	// page's size (middleware.Record.SetPage), and the page metrics have
+	// a series for it from the start.
+	Pages bool
 	// Unavailable, when set, is the answer to every call whose arguments
 	// decode: the upstream the tool needs is not configured on this gateway.
 	// It is decided once, at wiring time, instead of in each handler.
