@@ -71,24 +71,20 @@ func TestEveryScopeListFollowsTheTools(t *testing.T) {
 			t.Fatalf("%d WWW-Authenticate %q, want scope %q", resp.StatusCode, wa, want)
 		}
 	})
-	t.Run("protected-resource metadata", func(t *testing.T) {
-		var md struct {
-			Scopes []string `json:"scopes_supported"`
-		}
-		get(t, srv.URL+"/.well-known/oauth-protected-resource/mcp/documents", http.StatusOK, &md)
-		if !slices.Equal(md.Scopes, want) {
-			t.Fatalf("scopes_supported %v, want %v", md.Scopes, want)
-		}
-	})
-	t.Run("authorization server metadata", func(t *testing.T) {
-		var md struct {
-			Scopes []string `json:"scopes_supported"`
-		}
-		get(t, srv.URL+"/.well-known/oauth-authorization-server", http.StatusOK, &md)
-		if !slices.Equal(md.Scopes, want) {
-			t.Fatalf("scopes_supported %v, want %v", md.Scopes, want)
-		}
-	})
+	for name, path := range map[string]string{
+		"protected-resource metadata":   "/.well-known/oauth-protected-resource/mcp/documents",
+		"authorization server metadata": "/.well-known/oauth-authorization-server",
+	} {
+		t.Run(name, func(t *testing.T) {
+			var md struct {
+				Scopes []string `json:"scopes_supported"`
+			}
+			get(t, srv.URL+path, http.StatusOK, &md)
+			if !slices.Equal(md.Scopes, want) {
+				t.Fatalf("scopes_supported %v, want %v", md.Scopes, want)
+			}
+		})
+	}
 	t.Run("consent text", func(t *testing.T) {
 		for _, s := range catalogScopes(g.documentsC) {
 			if s.Name == extraScope.Name && s.Description != extraScope.Allows+" (tools: zeta_write)" {

@@ -51,19 +51,7 @@ func TestOAuthMCPRemote(t *testing.T) {
 	cmd.Env = append(desktopless(),
 		"HOME="+filepath.Join(tmp, "home"), "MCP_REMOTE_CONFIG_DIR="+filepath.Join(tmp, "mcp-auth"),
 		"BROWSER="+browser, "PATH="+filepath.Dir(browser)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncWriter
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd)
 	defer func() {
 		stdin.Close()
 		if err := cmd.Wait(); err != nil && ctx.Err() == nil {

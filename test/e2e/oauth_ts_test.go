@@ -41,19 +41,7 @@ func TestOAuthTypeScriptClient(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, "oauth_client.mjs")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GATEWAY_URL="+o.gw.URL, "PROFILE_ID="+o.profile)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncWriter
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd)
 	var result map[string]any
 	var consentStatuses []int
 	lines := bufio.NewScanner(io.LimitReader(stdout, 1<<20))
@@ -165,6 +153,26 @@ func startOAuthCatalog(t *testing.T) *catalogStack {
 	s := newCatalogStackWith(t, storetest.SQLiteURL(t), true, stackOptions{env: oidcEnv(idp, nil)})
 	idp.AddClient(oidcprovider.Client{ID: idpClientID, Secret: idpClientSecret, RedirectURIs: []string{s.gw.URL + "/oauth/callback"}})
 	return s
+}
+
+// startPiped starts cmd with pipes to its stdin and from its stdout, and
+// its stderr collected.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.Reader, *syncWriter) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncWriter{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout, stderr
 }
 
 // tsClient returns node and the TypeScript client's directory, installing
