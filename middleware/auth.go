@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
 // Authenticator turns a bearer into a Principal. It returns ErrInvalidToken
@@ -32,13 +30,9 @@ type AuthOptions struct {
 	// Required: a request without a bearer is refused (documents endpoint).
 	// Otherwise it proceeds anonymously (Forgejo endpoint).
 	Required bool
-	// ResourceMetadataURL is the endpoint's RFC 9728 metadata URL, sent in
-	// WWW-Authenticate so MCP clients can discover how to authenticate.
-	ResourceMetadataURL string
-	// Scope, when set, is named in every 401 challenge (RFC 6750 §3, MCP
-	// authorization "scope selection"): the scope a client should ask for,
-	// so it does not ask for every scope the metadata lists.
-	Scope string
+	// Challenge is the endpoint's WWW-Authenticate challenge, sent with
+	// every 401.
+	Challenge Challenge
 	// Refused, when set, bounds the bearers one address may have refused
 	// per window; past it, its bearers are answered 429 without a lookup.
 	Refused *RefusedBearers
@@ -52,13 +46,13 @@ func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Han
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if tokenInQuery(r.URL.RawQuery) {
-				challenge(w, r, opts, "invalid_request", "tokens are accepted only in the Authorization header")
+				opts.Challenge.Unauthorized(w, r, "invalid_request", "tokens are accepted only in the Authorization header")
 				return
 			}
 			values := r.Header.Values("Authorization")
 			if len(values) == 0 {
 				if opts.Required {
-					challenge(w, r, opts, "", "authentication required")
+					opts.Challenge.Unauthorized(w, r, "", "authentication required")
 					return
 				}
 				next.ServeHTTP(w, r)
@@ -67,7 +61,7 @@ func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Han
 			scheme, token, ok := strings.Cut(values[0], " ")
 			token = strings.TrimSpace(token)
 			if len(values) > 1 || !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
-				challenge(w, r, opts, "invalid_request", "expected one Authorization: Bearer <token> header")
+				opts.Challenge.Unauthorized(w, r, "invalid_request", "expected one Authorization: Bearer <token> header")
 				return
 			}
 			if opts.Refused != nil && !opts.Refused.admit(w, r) {
@@ -81,7 +75,7 @@ func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Han
 				// Logged under its hash, so refusals of one made-up token
 				// can be told apart without the log holding it.
 				RecordFromContext(r.Context()).SetCaller("refused:" + CredentialHash(token))
-				challenge(w, r, opts, "invalid_token", "the bearer token is not valid")
+				opts.Challenge.Unauthorized(w, r, "invalid_token", "the bearer token is not valid")
 				return
 			}
 			RecordFromContext(r.Context()).SetCaller(p.Key)
@@ -106,31 +100,4 @@ func tokenInQuery(raw string) bool {
 		}
 	}
 	return false
-}
-
-// Challenge answers 401 with a WWW-Authenticate header naming the
-// endpoint's resource metadata (RFC 9728 §5.1) and, when given, an RFC 6750
-// error code.
-func Challenge(w http.ResponseWriter, r *http.Request, resourceMetadataURL, errCode, message string) {
-	challenge(w, r, AuthOptions{ResourceMetadataURL: resourceMetadataURL}, errCode, message)
-}
-
-// challenge is Challenge with the endpoint's scope hint.
-func challenge(w http.ResponseWriter, r *http.Request, opts AuthOptions, errCode, message string) {
-	params := []string{}
-	if errCode != "" {
-		params = append(params, `error="`+errCode+`"`)
-	}
-	if opts.ResourceMetadataURL != "" {
-		params = append(params, `resource_metadata="`+opts.ResourceMetadataURL+`"`)
-	}
-	if opts.Scope != "" {
-		params = append(params, `scope="`+opts.Scope+`"`)
-	}
-	h := "Bearer"
-	if len(params) > 0 {
-		h += " " + strings.Join(params, ", ")
-	}
-	w.Header().Set("WWW-Authenticate", h)
-	Refuse(w, r, toolerr.New(toolerr.Unauthenticated, "%s", message))
 }

@@ -67,7 +67,7 @@ func TestAuthenticate(t *testing.T) {
 			var got *Principal
 			reached := false
 			w := httptest.NewRecorder()
-			Authenticate(tokenAuth, AuthOptions{Required: tc.required, ResourceMetadataURL: testMetadataURL})(
+			Authenticate(tokenAuth, AuthOptions{Required: tc.required, Challenge: Challenge{ResourceMetadataURL: testMetadataURL}})(
 				http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 					reached = true
 					got = PrincipalFromContext(r.Context())
@@ -113,7 +113,7 @@ func TestAuthenticate(t *testing.T) {
 func TestChallengeWithoutMetadata(t *testing.T) {
 	r, _ := newReq(http.MethodPost, "/", nil)
 	w := httptest.NewRecorder()
-	Challenge(w, r, "", "", "authentication required")
+	Challenge{}.Unauthorized(w, r, "", "authentication required")
 	if h := w.Header().Get("WWW-Authenticate"); h != "Bearer" {
 		t.Fatalf("WWW-Authenticate = %q, want bare Bearer", h)
 	}
@@ -131,18 +131,22 @@ func TestAccessTokenAfterSemicolonRefused(t *testing.T) {
 	}
 }
 
-// TestChallengeScope: an endpoint with a scope names it in every 401, so a
-// client asks for that scope, not for every scope the metadata lists; an
-// endpoint without one names none.
+// TestChallengeScope: an endpoint with scopes names every one of them in
+// each 401, so a client asks for them all in its first authorization
+// (MCP "Scope Selection Strategy") and every tool works after one login;
+// an endpoint without scopes names none.
 func TestChallengeScope(t *testing.T) {
+	both := []string{"documents:read", "catalog:read"}
 	for _, tc := range []struct {
-		name, scope string
-		auth        []string
-		want        string
+		name   string
+		scopes []string
+		auth   []string
+		want   string
 	}{
-		{"missing token", "documents:read", nil, `Bearer resource_metadata="` + testMetadataURL + `", scope="documents:read"`},
-		{"invalid token", "documents:read", []string{"Bearer nope"}, `Bearer error="invalid_token", resource_metadata="` + testMetadataURL + `", scope="documents:read"`},
-		{"no scope configured", "", nil, `Bearer resource_metadata="` + testMetadataURL + `"`},
+		{"missing token", both, nil, `Bearer scope="documents:read catalog:read", resource_metadata="` + testMetadataURL + `"`},
+		{"invalid token", both, []string{"Bearer nope"}, `Bearer error="invalid_token", scope="documents:read catalog:read", resource_metadata="` + testMetadataURL + `"`},
+		{"malformed header", both, []string{"Basic x"}, `Bearer error="invalid_request", scope="documents:read catalog:read", resource_metadata="` + testMetadataURL + `"`},
+		{"no scope configured", nil, nil, `Bearer resource_metadata="` + testMetadataURL + `"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := newReq(http.MethodPost, "/mcp", nil)
@@ -150,7 +154,7 @@ func TestChallengeScope(t *testing.T) {
 				r.Header.Add("Authorization", v)
 			}
 			w := httptest.NewRecorder()
-			Authenticate(tokenAuth, AuthOptions{Required: true, ResourceMetadataURL: testMetadataURL, Scope: tc.scope})(
+			Authenticate(tokenAuth, AuthOptions{Required: true, Challenge: Challenge{ResourceMetadataURL: testMetadataURL, Scopes: tc.scopes}})(
 				http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Fatal("reached") })).ServeHTTP(w, r)
 			if got := w.Header().Get("WWW-Authenticate"); w.Code != http.StatusUnauthorized || got != tc.want {
 				t.Fatalf("%d WWW-Authenticate %q, want %q", w.Code, got, tc.want)

@@ -24,6 +24,24 @@ type Budgets struct {
 	rejected               func(budget string)
 }
 
+// The budgets a request can be refused by, as 429 answers, metrics and
+// shared counters name them.
+const (
+	BudgetRead     = "read"
+	BudgetWrite    = "write"
+	BudgetDispatch = "dispatch"
+	// BudgetIPCeiling bounds, per client IP, the calls made with
+	// credentials the gateway has not verified.
+	BudgetIPCeiling = "ip_ceiling"
+	// BudgetRefusedBearers bounds, per client IP, the bearers refused
+	// before the budgets are reached (RefusedBearers).
+	BudgetRefusedBearers = "refused_bearers"
+)
+
+// BudgetNames are every budget: the one list the metrics' budget label
+// and docs/metrics.md follow.
+var BudgetNames = []string{BudgetRead, BudgetWrite, BudgetDispatch, BudgetIPCeiling, BudgetRefusedBearers}
+
 // BudgetOptions configure NewBudgets.
 type BudgetOptions struct {
 	ReadPerWindow, WritePerWindow int
@@ -40,9 +58,8 @@ type BudgetOptions struct {
 	// stored for days); 0 is no bound.
 	DispatchPerWindow int
 	DispatchWindow    time.Duration
-	// NewCounter returns the counter of one budget ("read", "write",
-	// "dispatch", "ip_ceiling" or "refused_bearers"), shared between
-	// replicas (Redis); nil keeps counts in memory.
+	// NewCounter returns the counter of one budget (BudgetNames), shared
+	// between replicas (Redis); nil keeps counts in memory.
 	NewCounter func(budget string) httprate.LimitCounter
 	// Rejected, if set, is told each time a budget refuses a request (metrics).
 	Rejected func(budget string)
@@ -67,11 +84,11 @@ func NewBudgets(p Policies, o BudgetOptions) *Budgets {
 		ceiling = o.ReadPerWindow
 	}
 	b := &Budgets{
-		read: limiter("read", o.ReadPerWindow, o.Window), write: limiter("write", o.WritePerWindow, o.Window),
-		ipCeiling: limiter("ip_ceiling", ceiling, o.Window), policies: p, rejected: o.Rejected,
+		read: limiter(BudgetRead, o.ReadPerWindow, o.Window), write: limiter(BudgetWrite, o.WritePerWindow, o.Window),
+		ipCeiling: limiter(BudgetIPCeiling, ceiling, o.Window), policies: p, rejected: o.Rejected,
 	}
 	if o.DispatchPerWindow > 0 {
-		b.dispatch = limiter("dispatch", o.DispatchPerWindow, o.DispatchWindow)
+		b.dispatch = limiter(BudgetDispatch, o.DispatchPerWindow, o.DispatchWindow)
 	}
 	return b
 }
@@ -89,9 +106,9 @@ func (b *Budgets) Handler(next http.Handler) http.Handler {
 		if call.Method == "tools/call" {
 			pol, known = b.policies.ToolPolicy(call.Tool)
 		}
-		budget, lim := "read", b.read
+		budget, lim := BudgetRead, b.read
 		if known && pol.Write {
-			budget, lim = "write", b.write
+			budget, lim = BudgetWrite, b.write
 		}
 		key, ceiling := ipKey, false
 		if p := PrincipalFromContext(r.Context()); p != nil {
@@ -112,10 +129,10 @@ func (b *Budgets) Handler(next http.Handler) http.Handler {
 		// After the write budget, so a call it refuses spends none of the
 		// (much smaller) dispatch budget; before the tool, so a refused
 		// dispatch reads and stores nothing.
-		if known && pol.Dispatch && b.dispatch != nil && !b.spend(w, r, b.dispatch, "dispatch", "dispatch:"+key) {
+		if known && pol.Dispatch && b.dispatch != nil && !b.spend(w, r, b.dispatch, BudgetDispatch, BudgetDispatch+":"+key) {
 			return
 		}
-		if ceiling && !b.spend(w, r, b.ipCeiling, "ip_ceiling", ipKey) {
+		if ceiling && !b.spend(w, r, b.ipCeiling, BudgetIPCeiling, ipKey) {
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -273,9 +273,9 @@ func TestBudgetIPCeiling(t *testing.T) {
 // call the write budget refuses does not reach it; zero is no bound.
 func TestDispatchBudget(t *testing.T) {
 	policies := policyMap{
-		"wf_dispatch": {Scopes: []string{"workflow:dispatch"}, Write: true, Dispatch: true},
-		"doc_admin":   {Scopes: []string{"documents:write"}, Write: true},
-		"doc_get":     {Scopes: []string{"documents:read"}},
+		"wf_dispatch": {Scopes: []Scope{{Name: "workflow:dispatch", Allows: "dispatch"}}, Write: true, Dispatch: true},
+		"doc_admin":   {Scopes: []Scope{docWrite}, Write: true},
+		"doc_get":     {Scopes: []Scope{docRead}},
 	}
 	rig := func(write, dispatch int) *budgetRig {
 		r := &budgetRig{t: t}

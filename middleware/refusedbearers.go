@@ -24,9 +24,6 @@ type RefusedBearers struct {
 	rejected func(budget string)
 }
 
-// refusedBudget names the budget in 429 answers and metrics.
-const refusedBudget = "refused_bearers"
-
 // NewRefusedBearers returns the bound of o.RefusedBearersPerWindow
 // refusals per client IP and o.Window, counted in o.NewCounter's
 // "refused_bearers" counter when it is set (shared between replicas), and
@@ -40,7 +37,7 @@ func NewRefusedBearers(o BudgetOptions) *RefusedBearers {
 	// leaves the answer to us.
 	opts := []httprate.Option{httprate.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {})}
 	if o.NewCounter != nil {
-		opts = append(opts, httprate.WithLimitCounter(o.NewCounter(refusedBudget)))
+		opts = append(opts, httprate.WithLimitCounter(o.NewCounter(BudgetRefusedBearers)))
 	}
 	return &RefusedBearers{
 		lim:   httprate.NewRateLimiter(o.RefusedBearersPerWindow, o.Window, opts...),
@@ -61,7 +58,7 @@ func (b *RefusedBearers) admit(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	if b.rejected != nil {
-		b.rejected(refusedBudget)
+		b.rejected(BudgetRefusedBearers)
 	}
 	// The sliding window forgets a refusal within two windows; one is
 	// the honest first guess. A counter that cannot be read: retry soon.
@@ -70,7 +67,7 @@ func (b *RefusedBearers) admit(w http.ResponseWriter, r *http.Request) bool {
 		retry = 1
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(retry))
-	Refuse(w, r, toolerr.New(toolerr.RateLimited, "too many bearer tokens from this address were refused; retry later").With("budget", refusedBudget))
+	Refuse(w, r, toolerr.New(toolerr.RateLimited, "too many bearer tokens from this address were refused; retry later").With("budget", BudgetRefusedBearers))
 	return false
 }
 

@@ -26,7 +26,7 @@ func TestRefusedBearers(t *testing.T) {
 	var rejected []string
 	refused := NewRefusedBearers(BudgetOptions{RefusedBearersPerWindow: 3, Window: time.Minute,
 		Rejected: func(b string) { rejected = append(rejected, b) }})
-	h := Authenticate(auth, AuthOptions{Required: true, ResourceMetadataURL: "https://gw/.well-known/x", Refused: refused})(
+	h := Authenticate(auth, AuthOptions{Required: true, Challenge: Challenge{ResourceMetadataURL: "https://gw/.well-known/x"}, Refused: refused})(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	call := func(ip, bearer string) *httptest.ResponseRecorder {
 		t.Helper()
@@ -100,7 +100,7 @@ func TestRefusedBearersIPv6Prefix(t *testing.T) {
 	lookups := 0
 	auth := AuthenticatorFunc(func(context.Context, string) (*Principal, error) { lookups++; return nil, ErrInvalidToken })
 	refused := NewRefusedBearers(BudgetOptions{RefusedBearersPerWindow: 3, Window: time.Minute})
-	h := Authenticate(auth, AuthOptions{Required: true, ResourceMetadataURL: "https://gw/.well-known/x", Refused: refused})(mustNotRun(t))
+	h := Authenticate(auth, AuthOptions{Required: true, Challenge: Challenge{ResourceMetadataURL: "https://gw/.well-known/x"}, Refused: refused})(mustNotRun(t))
 	statuses := map[int]int{}
 	call := func(ip string, i int) int {
 		r, rec := newReq(http.MethodPost, "/mcp/documents", nil)

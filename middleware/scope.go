@@ -2,10 +2,20 @@ package middleware
 
 import (
 	"net/http"
-	"strings"
-
-	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
+
+// Scope is an OAuth scope the gateway checks for a tool. The tool that
+// needs it declares it, so the definition is the one owner of both the
+// name and what it allows: the authorization server's scopes, their
+// consent text, the admin's known scopes, the landing page and the
+// endpoint's challenge are all derived from the tools' policies.
+type Scope struct {
+	// Name is the scope on the wire, e.g. documents:read.
+	Name string
+	// Allows says in a sentence what holding the scope lets a client do;
+	// the consent page adds the tools that need it.
+	Allows string
+}
 
 // ToolPolicy is what a tool declares about who may call it and which
 // budget it spends.
@@ -14,7 +24,7 @@ type ToolPolicy struct {
 	Anonymous bool
 	// Scopes the gateway itself checks (gateway-issued tokens). Forgejo
 	// passthrough tools leave this empty: Forgejo enforces its own scopes.
-	Scopes []string
+	Scopes []Scope
 	// Write tools spend the write budget; everything else the read budget.
 	Write bool
 	// Dispatch tools store a row for their caller on every call (a
@@ -24,18 +34,28 @@ type ToolPolicy struct {
 	Dispatch bool
 }
 
+// ScopeNames are the names of the policy's scopes, in order.
+func (p ToolPolicy) ScopeNames() []string {
+	out := make([]string, 0, len(p.Scopes))
+	for _, s := range p.Scopes {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
 // Policies looks up a tool's policy by name.
 type Policies interface {
 	ToolPolicy(name string) (ToolPolicy, bool)
 }
 
 // ScopeGate enforces a tool's policy before any upstream or store call:
-// an anonymous caller of a non-anonymous tool gets 401 with the endpoint's
-// resource metadata; a principal known to lack a scope gets 403 with
-// error="insufficient_scope" and the scopes needed. It never logs and
-// continues: a failed check always ends the request. Unknown tools pass,
-// so the MCP server answers them with its JSON-RPC error.
-func ScopeGate(p Policies, resourceMetadataURL string) func(http.Handler) http.Handler {
+// an anonymous caller of a non-anonymous tool gets the endpoint's 401
+// challenge; a principal known to lack a scope gets 403 with
+// error="insufficient_scope" and the scopes to ask for (Challenge). It
+// never logs and continues: a failed check always ends the request.
+// Unknown tools pass, so the MCP server answers them with its JSON-RPC
+// error.
+func ScopeGate(p Policies, c Challenge) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			call := RecordFromContext(r.Context()).Call()
@@ -50,23 +70,15 @@ func ScopeGate(p Policies, resourceMetadataURL string) func(http.Handler) http.H
 			}
 			who := PrincipalFromContext(r.Context())
 			if who == nil {
-				Challenge(w, r, resourceMetadataURL, "", "tool "+quote(call.Tool)+" needs an authenticated caller")
+				c.Unauthorized(w, r, "", "tool "+quote(call.Tool)+" needs an authenticated caller")
 				return
 			}
-			var missing []string
-			for _, s := range pol.Scopes {
+			needed := pol.ScopeNames()
+			for _, s := range needed {
 				if !who.HasScope(s) {
-					missing = append(missing, s)
+					c.InsufficientScope(w, r, who, call.Tool, needed)
+					return
 				}
-			}
-			if len(missing) > 0 {
-				h := `Bearer error="insufficient_scope", scope="` + strings.Join(pol.Scopes, " ") + `"`
-				if resourceMetadataURL != "" {
-					h += `, resource_metadata="` + resourceMetadataURL + `"`
-				}
-				w.Header().Set("WWW-Authenticate", h)
-				Refuse(w, r, toolerr.New(toolerr.InsufficientScope, "tool %s needs scope %s", quote(call.Tool), strings.Join(missing, " ")).With("required_scopes", pol.Scopes))
-				return
 			}
 			next.ServeHTTP(w, r)
 		})

@@ -21,8 +21,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-gateway/agent-gateway/handlers/documents"
-	"github.com/agent-gateway/agent-gateway/handlers/instructions"
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
@@ -201,9 +199,9 @@ func (up *demoUpstreams) close() {
 	}
 }
 
-// demoScopes are the scopes of alice's gateway token: every documents and
-// catalog tool the banner calls.
-var demoScopes = []string{documents.Scope, instructions.ScopeRead, instructions.ScopeDispatch}
+// demoScopes are the scopes of alice's gateway token: every scope of the
+// documents endpoint's tools, which the banner calls.
+var demoScopes = documentsScopes()
 
 // seedDemoStore does what an operator does with `agent-gateway admin`:
 // creates a project with alice as member, links the emulated repository,

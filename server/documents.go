@@ -81,6 +81,13 @@ func documentsCatalog(o documents.Options, io instructions.Options) *toolset.Too
 		append(documents.Tools(o), instructions.Tools(io)...)...)
 }
 
+// documentsScopes are the scopes the documents endpoint's tools check,
+// read from the tools' definitions without their dependencies (no handler
+// runs): what the admin CLI, with no gateway wired, knows as checked.
+func documentsScopes() []string {
+	return documentsCatalog(documents.Options{}, instructions.Options{}).ScopeNames()
+}
+
 // githubReader reads files at commits and resolves branch heads.
 type githubReader interface {
 	documents.Files

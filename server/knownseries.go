@@ -1,24 +1,12 @@
 package server
 
 import (
+	"slices"
+
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
-
-// pagingTools are the tools that serve pages (agent_gateway_pages_served_total
-// and agent_gateway_page_bytes_total by tool, docs/metrics.md).
-var pagingTools = []string{"get_pull_request_diff", "git_document_get"}
-
-// oauthRefusalSeries are the endpoint/reason pairs the authorization server
-// can refuse with (handlers/oauth limits.go and login.go).
-var oauthRefusalSeries = [][2]string{
-	{"register", "rate_limited"},
-	{"authorize", "rate_limited"},
-	{"authorize", "oversized_parameter"},
-	{"authorize", "repeated_parameter"},
-	{"authorize", "invalid_redirect_uri"},
-	{"authorize", "unsupported_response_mode"},
-}
 
 // zeroKnownSeries creates every series whose labels are known at start, at
 // zero, as Prometheus recommends: a counter that has not moved yet still
@@ -26,17 +14,8 @@ var oauthRefusalSeries = [][2]string{
 // rate() sees its first increment. Label sets that depend on traffic
 // (routes, statuses, outcomes) appear with their first request.
 func (g *Gateway) zeroKnownSeries() {
-	for _, c := range []string{g.forgejoC.Name, g.documentsC.Name} {
-		for _, budget := range []string{"read", "write"} {
-			g.budgetRejections.WithLabelValues(c, budget)
-		}
-	}
-	// The IP ceiling guards unverified Forgejo bearers only.
-	g.budgetRejections.WithLabelValues(g.forgejoC.Name, "ip_ceiling")
-	// Only the documents endpoint looks bearers up in the store, and only
-	// it has a tool that dispatches.
-	g.budgetRejections.WithLabelValues(g.documentsC.Name, "refused_bearers")
-	g.budgetRejections.WithLabelValues(g.documentsC.Name, "dispatch")
+	// Each endpoint's budget series are created with its chain
+	// (zeroBudgets), which knows its budgets.
 	for _, event := range []string{"cache_hit", "minted", "mint_failed"} {
 		g.domain.installTokens.WithLabelValues(event)
 	}
@@ -50,8 +29,8 @@ func (g *Gateway) zeroKnownSeries() {
 	}
 	g.workflowPurge.zero()
 	if g.oauthMetrics != nil {
-		for _, s := range oauthRefusalSeries {
-			g.oauthMetrics.refusals.WithLabelValues(s[0], s[1])
+		for _, r := range oauth.Refusals {
+			g.oauthMetrics.refusals.WithLabelValues(r.Endpoint, r.Reason)
 		}
 		// At zero even with the documents off: a dashboard shows "none
 		// fetched" rather than "no data".
@@ -62,9 +41,53 @@ func (g *Gateway) zeroKnownSeries() {
 	}
 }
 
-// zeroPages creates the per-tool page series at zero.
-func zeroPages(m *middleware.Metrics) {
-	for _, tool := range pagingTools {
+// zeroPages creates the page series of every catalog tool that serves
+// pages (toolset.Tool.Pages) at zero.
+func zeroPages(m *middleware.Metrics, cs ...*toolset.Toolset) {
+	for _, tool := range pagingTools(cs...) {
 		m.ZeroPages(tool)
+	}
+}
+
+// pagingTools are the tools of the catalogs that serve pages
+// (agent_gateway_pages_served_total and agent_gateway_page_bytes_total by
+// tool, docs/metrics.md).
+func pagingTools(cs ...*toolset.Toolset) []string {
+	var out []string
+	for _, c := range cs {
+		for _, t := range c.Tools() {
+			if t.Pages {
+				out = append(out, t.Name)
+			}
+		}
+	}
+	return out
+}
+
+// endpointBudgets are the budgets that can refuse a request at the
+// endpoint serving c, derived from what the endpoint has: read and write
+// everywhere; dispatch where a tool dispatches and the bound is set;
+// ip_ceiling where a tool forwards the caller's own Forgejo credential,
+// the only calls an unverified bearer is spent on; refused_bearers where
+// bearers are looked up before they can be refused (auth.Refused).
+func endpointBudgets(c *toolset.Toolset, auth middleware.AuthOptions, o middleware.BudgetOptions) []string {
+	out := []string{middleware.BudgetRead, middleware.BudgetWrite}
+	tools := c.Tools()
+	if o.DispatchPerWindow > 0 && slices.ContainsFunc(tools, func(t toolset.Tool) bool { return t.Policy.Dispatch }) {
+		out = append(out, middleware.BudgetDispatch)
+	}
+	if slices.ContainsFunc(tools, func(t toolset.Tool) bool { return t.Needs == toolset.ForgejoCredential }) {
+		out = append(out, middleware.BudgetIPCeiling)
+	}
+	if auth.Refused != nil {
+		out = append(out, middleware.BudgetRefusedBearers)
+	}
+	return out
+}
+
+// zeroBudgets creates the budget rejection series of an endpoint at zero.
+func (g *Gateway) zeroBudgets(c *toolset.Toolset, budgets []string) {
+	for _, b := range budgets {
+		g.budgetRejections.WithLabelValues(c.Name, b)
 	}
 }

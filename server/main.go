@@ -99,7 +99,7 @@ func Main(args []string, std Stdio) int {
 	case "demo":
 		err = runDemo(ctx, args, std)
 	case "admin":
-		err = admin.Run(ctx, args, std.Out, std.Err, openConfiguredStore)
+		err = admin.Run(ctx, args, std.Out, std.Err, admin.Target{OpenStore: openConfiguredStore, Scopes: documentsScopes()})
 	case "diff":
 		return runDiff(ctx, args, std)
 	case "version":

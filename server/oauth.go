@@ -79,36 +79,15 @@ func (g *Gateway) mountOAuth(r chi.Router) {
 	r.Mount("/oauth", g.oauth.Routes())
 }
 
-// scopeDescriptions say in a sentence what a scope allows; the consent
-// page adds the tools that need it.
-var scopeDescriptions = map[string]string{
-	"documents:read": "read the project's allowlisted GitHub documents",
-}
-
-// catalogScopes lists the scopes a catalog's tools declare, each described
-// with the tools that need it, so a scope added by a new tool is offered
-// (and explained) without touching the authorization server.
-func catalogScopes(cs ...*toolset.Toolset) []oauth.Scope {
-	tools := map[string][]string{}
-	var order []string
-	for _, c := range cs {
-		for _, t := range c.Tools() {
-			for _, s := range t.Policy.Scopes {
-				if _, seen := tools[s]; !seen {
-					order = append(order, s)
-				}
-				tools[s] = append(tools[s], t.Name)
-			}
-		}
-	}
-	slices.Sort(order)
-	out := make([]oauth.Scope, 0, len(order))
-	for _, s := range order {
-		d := scopeDescriptions[s]
-		if d == "" {
-			d = "use the tools that need it"
-		}
-		out = append(out, oauth.Scope{Name: s, Description: d + " (tools: " + strings.Join(tools[s], ", ") + ")"})
+// catalogScopes are the scopes a catalog's tools declare, each with what
+// it allows and the tools that need it (the consent page's text), so a
+// scope added by a new tool is offered and explained without touching the
+// authorization server.
+func catalogScopes(c *toolset.Toolset) []oauth.Scope {
+	uses := c.Scopes()
+	out := make([]oauth.Scope, 0, len(uses))
+	for _, u := range uses {
+		out = append(out, oauth.Scope{Name: u.Name, Description: u.Allows + " (tools: " + strings.Join(u.Tools, ", ") + ")"})
 	}
 	return out
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/agent-gateway/agent-gateway/handlers/documents"
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/handlers/site"
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
@@ -36,7 +35,7 @@ func (g *Gateway) Handler() http.Handler {
 	r.Use(middleware.Recover(g.log))
 	// Metrics see every request, including refusals of the MCP chain below.
 	metrics := middleware.NewMetrics(g.registry, g.knownTool)
-	zeroPages(metrics)
+	zeroPages(metrics, g.forgejoC, g.documentsC)
 	r.Use(metrics.Handler)
 	// The load bounds come after the log and metrics, so every refusal is
 	// logged and counted, and before anything reads a body or calls an
@@ -61,9 +60,11 @@ func (g *Gateway) Handler() http.Handler {
 	r.Handle("/static/*", web.Static())
 	r.Get("/.well-known/oauth-protected-resource/mcp/forgejo", site.ForgejoResource(g.cfg.PublicURL, g.cfg.ForgejoOrigin))
 
-	r.Handle("/mcp/forgejo", g.mcpChain(g.forgejoC, middleware.AuthOptions{
+	// Forgejo is the authority of its tokens' scopes: the challenge names
+	// none (the metadata lists Forgejo's).
+	r.Handle("/mcp/forgejo", g.mcpChain(g.forgejoC, middleware.AuthOptions{Challenge: middleware.Challenge{
 		ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/forgejo",
-	}, forgejoAuthenticator))
+	}}, forgejoAuthenticator))
 
 	// The documents endpoint requires a gateway-issued bearer (DESIGN §6).
 	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource/mcp/documents", oauth.CORS(site.DocumentsResource(g.cfg.PublicURL, func() []string { return g.oauth.ScopesSupported() })))
@@ -71,11 +72,14 @@ func (g *Gateway) Handler() http.Handler {
 	// Its authorization server (DESIGN §8): metadata and /oauth/*.
 	g.mountOAuth(r)
 	r.Handle("/mcp/documents", g.mcpChain(g.documentsC, middleware.AuthOptions{
-		Required:            true,
-		ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/documents",
-		// What a client should ask for: reading documents, not every scope
-		// the metadata lists (issue 16).
-		Scope: documents.Scope,
+		Required: true,
+		// Every scope the endpoint's tools check: a client asks for the
+		// 401's scope, so one login covers every tool (MCP authorization,
+		// "Scope Selection Strategy").
+		Challenge: middleware.Challenge{
+			ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/documents",
+			Scopes:              g.documentsC.ScopeNames(),
+		},
 		// Each gateway-issued bearer is looked up in the store before it
 		// can be refused; this bounds how many one address gets refused.
 		Refused: middleware.NewRefusedBearers(g.budgetOptions(g.documentsC.Name)),
@@ -92,14 +96,16 @@ func (g *Gateway) Handler() http.Handler {
 // mcpChain stacks the MCP-specific middleware in front of a catalog.
 func (g *Gateway) mcpChain(c *toolset.Toolset, auth middleware.AuthOptions, a middleware.Authenticator) http.Handler {
 	allowed := append([]string{g.cfg.PublicOrigin()}, g.cfg.AllowedOrigins...)
-	budgets := middleware.NewBudgets(c, g.budgetOptions(c.Name))
+	bo := g.budgetOptions(c.Name)
+	budgets := middleware.NewBudgets(c, bo)
+	g.zeroBudgets(c, endpointBudgets(c, auth, bo))
 	h := c.HTTPHandler(g.log)
 	// Innermost first: budgets are spent only by calls that passed the scope
 	// gate, which needs the principal (authentication), which needs the
 	// peeked call; the peek reads a body the limit has already bounded; the
 	// origin check refuses browser requests before any body is read.
 	h = budgets.Handler(h)
-	h = middleware.ScopeGate(c, auth.ResourceMetadataURL)(h)
+	h = middleware.ScopeGate(c, auth.Challenge)(h)
 	h = middleware.Authenticate(a, auth)(h)
 	h = middleware.MCPPeek(h)
 	h = middleware.BodyLimit(middleware.MaxBodyBytes)(h)

@@ -24,8 +24,9 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
-// Scope is the OAuth scope both tools need.
-const Scope = "documents:read"
+// ReadScope is the OAuth scope both tools need; its definition here is
+// the one every scope list of the gateway is derived from.
+var ReadScope = middleware.Scope{Name: "documents:read", Allows: "read the project's allowlisted GitHub documents"}
 
 // Sources is what the catalog reads from the store.
 type Sources interface {
@@ -46,9 +47,9 @@ type Options struct {
 }
 
 // policy: both tools read within the caller's project (toolset.ProjectGrant),
-// for an OAuth grant holding Scope; the catalog admits only such callers, so
+// for an OAuth grant holding ReadScope; the catalog admits only such callers, so
 // the tools read the principal without checking it again.
-var policy = middleware.ToolPolicy{Scopes: []string{Scope}}
+var policy = middleware.ToolPolicy{Scopes: []middleware.Scope{ReadScope}}
 
 type bootstrapArgs struct{}
 
@@ -74,7 +75,7 @@ func Tools(o Options) []toolset.Tool {
 			Description: "Read a fragment (at most 64 KiB, ending on a UTF-8 character boundary) of one allowlisted document " +
 				"at its pinned commit, with the SHA-256 of the whole file and of the fragment. Continue with next_cursor " +
 				"until it is absent.",
-			Policy: policy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: policy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true, Pages: true,
 		}, o.get),
 	}
 }

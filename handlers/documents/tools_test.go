@@ -112,7 +112,7 @@ func newFixture(t *testing.T) *fixture {
 func grantCtx(project, grant string) context.Context {
 	return middleware.WithPrincipal(context.Background(), &middleware.Principal{
 		Kind: middleware.OAuthGrant, Key: "grant:" + grant, GrantID: grant, ProjectID: project,
-		Scopes: []string{Scope}, ScopesKnown: true,
+		Scopes: []string{ReadScope.Name}, ScopesKnown: true,
 	})
 }
 

@@ -47,7 +47,7 @@ func PullRequestDiffTool(c *forgejo.Client, server mcp.Implementation) toolset.T
 			"verified manifest. Repeat with cursor=next_cursor until eof is true; concatenate the decoded data and check " +
 			"its length and SHA-256 against manifest.content. If the pull request moved, the cursor is refused as " +
 			"cursor_stale: start again without it.",
-		Policy: pullDiffPolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true,
+		Policy: pullDiffPolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true, Pages: true,
 	}, func(ctx context.Context, in pullDiffArgs) (any, error) {
 		return pullDiffPage(ctx, c, &server, callerCredential(ctx), in)
 	})

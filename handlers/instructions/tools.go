@@ -31,12 +31,15 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
-// The OAuth scopes of the catalog tools. Reading profiles and workflows
-// needs catalog:read; dispatching, which stores a workflow, needs
-// workflow:dispatch and spends the write budget.
-const (
-	ScopeRead     = "catalog:read"
-	ScopeDispatch = "workflow:dispatch"
+// The OAuth scopes of the catalog tools, defined here and nowhere else:
+// every scope list of the gateway is derived from the tools' policies.
+// Reading profiles and workflows needs catalog:read; dispatching, which
+// stores a workflow, needs workflow:dispatch and spends the write budget.
+var (
+	ReadScope = middleware.Scope{Name: "catalog:read",
+		Allows: "read the project's instruction profiles and its dispatched workflows"}
+	DispatchScope = middleware.Scope{Name: "workflow:dispatch",
+		Allows: "dispatch a profile, storing it as a frozen workflow of the project"}
 )
 
 // Store is what the catalog reads and writes.
@@ -65,8 +68,8 @@ type Options struct {
 // per-principal dispatch budget (catalog.dispatches_per_hour), refused
 // before anything is read or stored.
 var (
-	readPolicy     = middleware.ToolPolicy{Scopes: []string{ScopeRead}}
-	dispatchPolicy = middleware.ToolPolicy{Scopes: []string{ScopeDispatch}, Write: true, Dispatch: true}
+	readPolicy     = middleware.ToolPolicy{Scopes: []middleware.Scope{ReadScope}}
+	dispatchPolicy = middleware.ToolPolicy{Scopes: []middleware.Scope{DispatchScope}, Write: true, Dispatch: true}
 )
 
 type listArgs struct{}

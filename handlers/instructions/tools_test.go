@@ -156,8 +156,8 @@ func grantCtx(project string, scopes ...string) context.Context {
 }
 
 var (
-	reader     = grantCtx("prj_a", ScopeRead)
-	dispatcher = grantCtx("prj_a", ScopeDispatch)
+	reader     = grantCtx("prj_a", ReadScope.Name)
+	dispatcher = grantCtx("prj_a", DispatchScope.Name)
 )
 
 func (f *fixture) call(ctx context.Context, tool string, args map[string]any) (map[string]any, *toolerr.Error) {
@@ -370,7 +370,7 @@ func TestDispatchRefusals(t *testing.T) {
 	}{
 		{"read scope cannot dispatch", reader, "workflow_dispatch", nil, nil, toolerr.InsufficientScope, "", false},
 		{"dispatch scope cannot list", dispatcher, "catalog_profiles_list", nil, nil, toolerr.InsufficientScope, "", false},
-		{"another project's profile", grantCtx("prj_b", ScopeDispatch), "workflow_dispatch", nil, nil, toolerr.NotFound, "", false},
+		{"another project's profile", grantCtx("prj_b", DispatchScope.Name), "workflow_dispatch", nil, nil, toolerr.NotFound, "", false},
 		{"a revoked source", dispatcher, "workflow_dispatch", nil, func(f *fixture) {
 			p := f.st.plans["prf_dev"]
 			p.Layers[4].Source.RevokedAt = &revoked
@@ -467,7 +467,7 @@ func TestReplayRefusals(t *testing.T) {
 			if _, terr := f.call(reader, "workflow_get", map[string]any{"workflow_id": id}); terr != nil {
 				t.Fatal(terr)
 			}
-			if _, terr := f.call(grantCtx("prj_b", ScopeRead), "workflow_get", map[string]any{"workflow_id": id}); terr == nil || terr.Code != toolerr.NotFound {
+			if _, terr := f.call(grantCtx("prj_b", ReadScope.Name), "workflow_get", map[string]any{"workflow_id": id}); terr == nil || terr.Code != toolerr.NotFound {
 				t.Fatalf("another project reads the workflow: %v", terr)
 			}
 		})
@@ -560,10 +560,10 @@ func TestDispatchEstTokensTotal(t *testing.T) {
 
 func TestToolPolicies(t *testing.T) {
 	want := map[string]middleware.ToolPolicy{
-		"catalog_profiles_list": {Scopes: []string{ScopeRead}},
-		"catalog_profile_get":   {Scopes: []string{ScopeRead}},
-		"workflow_get":          {Scopes: []string{ScopeRead}},
-		"workflow_dispatch":     {Scopes: []string{ScopeDispatch}, Write: true, Dispatch: true},
+		"catalog_profiles_list": {Scopes: []middleware.Scope{ReadScope}},
+		"catalog_profile_get":   {Scopes: []middleware.Scope{ReadScope}},
+		"workflow_get":          {Scopes: []middleware.Scope{ReadScope}},
+		"workflow_dispatch":     {Scopes: []middleware.Scope{DispatchScope}, Write: true, Dispatch: true},
 	}
 	tools := Tools(Options{})
 	if len(tools) != len(want) {

@@ -30,10 +30,38 @@ const (
 	limitRegister  limitEndpoint = "register"
 )
 
+// refusalReason labels a refusal in metrics.
+type refusalReason string
+
+// The reasons an endpoint refuses a request before doing anything.
+const (
+	reasonRateLimited             refusalReason = "rate_limited"
+	reasonOversizedParameter      refusalReason = "oversized_parameter"
+	reasonRepeatedParameter       refusalReason = "repeated_parameter"
+	reasonInvalidRedirectURI      refusalReason = "invalid_redirect_uri"
+	reasonUnsupportedResponseMode refusalReason = "unsupported_response_mode"
+)
+
+// Refusal is one endpoint and reason Config.Refused can be told.
+type Refusal struct{ Endpoint, Reason string }
+
+// Refusals are every endpoint and reason Config.Refused can be told, so
+// the metrics show each at zero before the first (a test drives every
+// refusal and checks it is listed here): both limited endpoints' rates,
+// and the parameter problems of /oauth/authorize (knownParams).
+var Refusals = []Refusal{
+	{string(limitRegister), string(reasonRateLimited)},
+	{string(limitAuthorize), string(reasonRateLimited)},
+	{string(limitAuthorize), string(reasonOversizedParameter)},
+	{string(limitAuthorize), string(reasonRepeatedParameter)},
+	{string(limitAuthorize), string(reasonInvalidRedirectURI)},
+	{string(limitAuthorize), string(reasonUnsupportedResponseMode)},
+}
+
 // refused tells the metrics that an endpoint refused a request.
-func (s *Server) refused(endpoint limitEndpoint, reason string) {
+func (s *Server) refused(endpoint limitEndpoint, reason refusalReason) {
 	if s.cfg.Refused != nil {
-		s.cfg.Refused(string(endpoint), reason)
+		s.cfg.Refused(string(endpoint), string(reason))
 	}
 }
 
@@ -57,7 +85,7 @@ func (s *Server) perAddress(endpoint limitEndpoint, perMinute int, refuse http.H
 				if w.Header().Get("Retry-After") == "" {
 					w.Header().Set("Retry-After", strconv.Itoa(1))
 				}
-				s.refused(endpoint, "rate_limited")
+				s.refused(endpoint, reasonRateLimited)
 				refuse(w, r)
 				return
 			}

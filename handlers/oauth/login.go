@@ -350,17 +350,53 @@ func (s *Server) loadConsent(w http.ResponseWriter, r *http.Request) (consentSta
 func (s *Server) grantedScopes(ctx context.Context, projects []store.Project, subject, clientID string) (map[string][]string, error) {
 	out := map[string][]string{}
 	for _, p := range projects {
-		gs, err := s.cfg.Store.ListGrants(ctx, p.ID, false)
+		held, err := s.heldScopes(ctx, p.ID, subject, clientID)
 		if err != nil {
 			return nil, err
 		}
-		for _, g := range gs {
-			if g.Subject == subject && g.ClientID == clientID {
-				out[p.ID] = append(out[p.ID], g.Scopes...)
-			}
+		if len(held) > 0 {
+			out[p.ID] = held
 		}
 	}
 	return out, nil
+}
+
+// heldScopes are the scopes this server serves that the subject's active
+// grants to this client on this project hold, sorted, once each: what a
+// re-authorization keeps (tokenScopes).
+func (s *Server) heldScopes(ctx context.Context, projectID, subject, clientID string) ([]string, error) {
+	gs, err := s.cfg.Store.ListGrants(ctx, projectID, false)
+	if err != nil {
+		return nil, err
+	}
+	var held []string
+	for _, g := range gs {
+		if g.Subject != subject || g.ClientID != clientID {
+			continue
+		}
+		for _, sc := range g.Scopes {
+			if slices.Contains(s.scopeNames(), sc) {
+				held = append(held, sc)
+			}
+		}
+	}
+	slices.Sort(held)
+	return slices.Compact(held), nil
+}
+
+// tokenScopes are the scopes an allowed authorization is granted: those
+// requested, and those the person's active grants to this client on this
+// project already hold. A re-authorization that asks for fewer scopes (a
+// client that asks for a step-up's scope alone, or for its first 401's
+// scope again) so never loses what was consented to before. Nothing is
+// granted that the person has not consented to for this client and
+// project — each held scope by an earlier consent that is still active,
+// each requested one by this consent — and no existing grant is changed:
+// the union is a grant of its own (grantFor).
+func tokenScopes(requested, held []string) []string {
+	out := slices.Concat(requested, held)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // consentPage is GET /oauth/consent.
@@ -401,12 +437,21 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 				fresh = append(fresh, sc)
 			}
 		}
+		var kept []string
+		for _, sc := range granted[p.ID] {
+			if !slices.Contains(requested, sc) {
+				kept = append(kept, sc)
+			}
+		}
 		note := "Nothing is granted to this client on this project yet."
 		switch {
 		case len(held) > 0 && len(fresh) == 0:
 			note = "An existing grant of this client already holds every requested scope."
 		case len(held) > 0:
 			note = "An existing grant holds " + strings.Join(held, ", ") + "; new: " + strings.Join(fresh, ", ") + "."
+		}
+		if len(kept) > 0 {
+			note += " The client keeps " + strings.Join(kept, ", ") + ", granted to it before."
 		}
 		view.Projects = append(view.Projects, web.ConsentProject{ID: p.ID, Name: p.Name, Checked: i == 0, Note: note})
 	}
@@ -490,7 +535,13 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	clientID := cs.ar.GetClient().GetID()
-	scopes := cs.ar.GetRequestedScopes()
+	held, err := s.heldScopes(ctx, projectID, cs.ls.Subject, clientID)
+	if err != nil {
+		s.cfg.Log.Warn("listing grants failed", "error", err.Error())
+		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not read your grants.")
+		return
+	}
+	scopes := tokenScopes(cs.ar.GetRequestedScopes(), held)
 	g, err := s.grantFor(ctx, projectID, cs.ls.Subject, clientID, scopes)
 	if err != nil {
 		s.cfg.Log.Warn("creating a grant failed", "error", err.Error())

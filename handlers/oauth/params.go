@@ -43,7 +43,7 @@ type paramProblem struct {
 	param string
 	hint  string
 	// reason labels the refusal in metrics.
-	reason string
+	reason refusalReason
 }
 
 // err is the problem as the OAuth error the page shows.
@@ -72,19 +72,19 @@ func knownParams(form url.Values, rule redirectRule) (url.Values, *paramProblem)
 		}
 		limit := authorizeParamBytes[name]
 		if name != "resource" && len(vals) > 1 {
-			note(&paramProblem{"invalid_request", name, fmt.Sprintf("The %q parameter was sent more than once.", name), "repeated_parameter"})
+			note(&paramProblem{"invalid_request", name, fmt.Sprintf("The %q parameter was sent more than once.", name), reasonRepeatedParameter})
 			continue
 		}
 		if len(vals) > maxResourceValues {
 			vals = vals[:maxResourceValues]
 		}
 		if i := slices.IndexFunc(vals, func(v string) bool { return len(v) > limit }); i >= 0 {
-			note(&paramProblem{"invalid_request", name, fmt.Sprintf("The %q parameter is longer than %d bytes.", name, limit), "oversized_parameter"})
+			note(&paramProblem{"invalid_request", name, fmt.Sprintf("The %q parameter is longer than %d bytes.", name, limit), reasonOversizedParameter})
 			continue
 		}
 		if name == "redirect_uri" && vals[0] != "" {
 			if err := rule.check(vals[0]); err != nil {
-				note(&paramProblem{"invalid_request", name, err.Error() + ".", "invalid_redirect_uri"})
+				note(&paramProblem{"invalid_request", name, err.Error() + ".", reasonInvalidRedirectURI})
 				continue
 			}
 		}
@@ -96,7 +96,7 @@ func knownParams(form url.Values, rule redirectRule) (url.Values, *paramProblem)
 	// not kept.
 	if modes, ok := form["response_mode"]; ok && (len(modes) != 1 || modes[0] != "query") {
 		note(&paramProblem{"unsupported_response_mode", "response_mode",
-			`Only response_mode "query" is supported.`, "unsupported_response_mode"})
+			`Only response_mode "query" is supported.`, reasonUnsupportedResponseMode})
 	}
 	return out, first
 }

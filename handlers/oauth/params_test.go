@@ -72,7 +72,7 @@ func TestKnownParams(t *testing.T) {
 			switch {
 			case tc.param == "" && p != nil:
 				t.Fatalf("refused %+v", p)
-			case tc.param != "" && (p == nil || p.param != tc.param || p.reason != tc.reason):
+			case tc.param != "" && (p == nil || p.param != tc.param || string(p.reason) != tc.reason):
 				t.Fatalf("problem %+v, want %s/%s", p, tc.param, tc.reason)
 			}
 			if tc.param != "" && out.Has(tc.param) && tc.param != "response_mode" {

@@ -33,7 +33,8 @@ func landing(w http.ResponseWriter, version, publicURL string, forgejoC, documen
 		},
 		Catalogs: []web.CatalogView{
 			catalogView("/mcp/forgejo", "Anonymous callers see the public tools; callers with a Forgejo bearer token see all.", forgejoC),
-			catalogView("/mcp/documents", "Needs a gateway-issued bearer token with each tool's scope (documents:read, catalog:read, workflow:dispatch); legacy project tokens are refused.", documentsC),
+			catalogView("/mcp/documents", "Needs a gateway-issued bearer token with each tool's scope ("+
+				strings.Join(documentsC.ScopeNames(), ", ")+"); legacy project tokens are refused.", documentsC),
 		},
 	}
 	web.Render(w, http.StatusOK, "landing.html", data)
@@ -47,7 +48,7 @@ func catalogView(path, auth string, c *toolset.Toolset) web.CatalogView {
 		case t.Policy.Anonymous:
 			access = "anonymous"
 		case len(t.Policy.Scopes) > 0:
-			access = "scope " + strings.Join(t.Policy.Scopes, ", ")
+			access = "scope " + strings.Join(t.Policy.ScopeNames(), ", ")
 		}
 		if t.Policy.Write {
 			access += ", write"

@@ -41,8 +41,8 @@ func newGateway(t *testing.T) *gateway {
 	})
 	const md = "http://gw.test/.well-known/oauth-protected-resource/mcp"
 	var h http.Handler = c.HTTPHandler(slog.New(slog.DiscardHandler))
-	h = middleware.ScopeGate(c, md)(h)
-	h = middleware.Authenticate(auth, middleware.AuthOptions{ResourceMetadataURL: md})(h)
+	h = middleware.ScopeGate(c, middleware.Challenge{ResourceMetadataURL: md})(h)
+	h = middleware.Authenticate(auth, middleware.AuthOptions{Challenge: middleware.Challenge{ResourceMetadataURL: md}})(h)
 	h = middleware.MCPPeek(h)
 	h = middleware.BodyLimit(middleware.MaxBodyBytes)(h)
 	record := func(next http.Handler) http.Handler {

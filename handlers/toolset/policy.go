@@ -41,12 +41,13 @@ func admit(ctx context.Context, pol middleware.ToolPolicy, need Need) error {
 	}
 	who := middleware.PrincipalFromContext(ctx)
 	grantOK := need != ProjectGrant || (who != nil && who.Kind == middleware.OAuthGrant && who.ProjectID != "")
-	if !grantOK || slices.ContainsFunc(pol.Scopes, func(s string) bool { return !who.HasScope(s) }) {
-		if len(pol.Scopes) == 0 {
+	needed := pol.ScopeNames()
+	if !grantOK || slices.ContainsFunc(needed, func(s string) bool { return !who.HasScope(s) }) {
+		if len(needed) == 0 {
 			return toolerr.New(toolerr.InsufficientScope, "this tool needs an OAuth grant of a project")
 		}
-		return toolerr.New(toolerr.InsufficientScope, "this tool needs an OAuth grant with scope %s", strings.Join(pol.Scopes, " ")).
-			With("required_scopes", slices.Clone(pol.Scopes))
+		return toolerr.New(toolerr.InsufficientScope, "this tool needs an OAuth grant with scope %s", strings.Join(needed, " ")).
+			With("required_scopes", needed)
 	}
 	if need == ForgejoCredential && who.ForgejoCredential().IsZero() {
 		return toolerr.New(toolerr.Unauthenticated, "this tool needs the caller's Forgejo credential (a bearer token)")

@@ -24,8 +24,8 @@ func TestAdmit(t *testing.T) {
 	var (
 		anonymous = middleware.ToolPolicy{Anonymous: true}
 		bare      = middleware.ToolPolicy{}
-		scoped    = middleware.ToolPolicy{Scopes: []string{"documents:read"}}
-		twoScopes = middleware.ToolPolicy{Scopes: []string{"catalog:read", "catalog:dispatch"}}
+		scoped    = middleware.ToolPolicy{Scopes: []middleware.Scope{{Name: "documents:read", Allows: "read documents"}}}
+		twoScopes = middleware.ToolPolicy{Scopes: []middleware.Scope{{Name: "catalog:read", Allows: "read"}, {Name: "catalog:dispatch", Allows: "dispatch"}}}
 	)
 	cases := []struct {
 		name   string
@@ -83,7 +83,7 @@ func TestAdmit(t *testing.T) {
 	var te *toolerr.Error
 	errors.As(err, &te)
 	te.Details["required_scopes"].([]string)[0] = "changed"
-	if scoped.Scopes[0] != "documents:read" {
+	if scoped.Scopes[0].Name != "documents:read" {
 		t.Fatal("the refusal shares the policy's scope slice")
 	}
 }
@@ -140,10 +140,10 @@ func TestNewRefusesUnenforcedPolicy(t *testing.T) {
 	}{
 		{"hand-built anonymous", Tool{Name: "a", Policy: middleware.ToolPolicy{Anonymous: true}, Handle: handle}, false},
 		{"hand-built bare", Tool{Name: "a", Handle: handle}, false},
-		{"hand-built scoped", Tool{Name: "a", Policy: middleware.ToolPolicy{Scopes: []string{"s"}}, Handle: handle}, true},
+		{"hand-built scoped", Tool{Name: "a", Policy: middleware.ToolPolicy{Scopes: []middleware.Scope{{Name: "s", Allows: "s"}}}, Handle: handle}, true},
 		{"hand-built project", Tool{Name: "a", Needs: ProjectGrant, Handle: handle}, true},
 		{"hand-built forgejo", Tool{Name: "a", Needs: ForgejoCredential, Handle: handle}, true},
-		{"typed scoped", Typed(Tool{Name: "a", Policy: middleware.ToolPolicy{Scopes: []string{"s"}}},
+		{"typed scoped", Typed(Tool{Name: "a", Policy: middleware.ToolPolicy{Scopes: []middleware.Scope{{Name: "s", Allows: "s"}}}},
 			func(context.Context, echoArgs) (any, error) { return nil, nil }), false},
 	}
 	for _, tc := range cases {

@@ -31,6 +31,10 @@ type Tool struct {
 	ReadOnly   bool
 	Idempotent bool
 	OpenWorld  bool
+	// Pages marks a tool that serves pages: its handler records each
+	// page's size (middleware.Record.SetPage), and the page metrics have
+	// a series for it from the start.
+	Pages bool
 	// Unavailable, when set, is the answer to every call whose arguments
 	// decode: the upstream the tool needs is not configured on this gateway.
 	// It is decided once, at wiring time, instead of in each handler.
@@ -74,10 +78,12 @@ type Toolset struct {
 	tools        []Tool
 }
 
-// New returns a catalog. Duplicate tool names, and a tool whose policy asks
+// New returns a catalog. Duplicate tool names, a tool whose policy asks
 // for a particular caller but whose handler was not built by Typed (so
-// nothing would enforce it), are wiring mistakes and panic.
+// nothing would enforce it), and a scope that does not say what it allows
+// (checkScopes) are wiring mistakes and panic.
 func New(name, version, instructions string, tools ...Tool) *Toolset {
+	checkScopes(tools)
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if seen[t.Name] {

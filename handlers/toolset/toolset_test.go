@@ -36,7 +36,7 @@ func testTools(calls map[string]int) []Tool {
 				}
 				return []string{in.Text}, nil
 			}),
-		Typed(Tool{Name: "doc_secret", Description: "Needs documents:read.", Policy: middleware.ToolPolicy{Scopes: []string{"documents:read"}}},
+		Typed(Tool{Name: "doc_secret", Description: "Needs documents:read.", Policy: middleware.ToolPolicy{Scopes: []middleware.Scope{{Name: "documents:read", Allows: "read documents"}}}},
 			func(_ context.Context, in echoArgs) (any, error) {
 				run("doc_secret")
 				return "secret", nil
@@ -156,7 +156,7 @@ func TestEncodeJSON(t *testing.T) {
 
 func TestCatalog(t *testing.T) {
 	c := New("test", "v0", "", testTools(map[string]int{})...)
-	if p, ok := c.ToolPolicy("doc_secret"); !ok || p.Scopes[0] != "documents:read" {
+	if p, ok := c.ToolPolicy("doc_secret"); !ok || p.Scopes[0].Name != "documents:read" {
 		t.Fatal("policy lookup")
 	}
 	if c.Has("nope") || !c.Has("public_echo") {

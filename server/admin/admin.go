@@ -37,11 +37,13 @@ type adminCommand struct {
 	setup   func(fs *flag.FlagSet) func(ctx context.Context, a *adminRun) error
 }
 
-// adminRun is what an action works with: the store and the output.
+// adminRun is what an action works with: the store, the output, and the
+// scopes the gateway's tools check.
 type adminRun struct {
-	st   store.Store
-	out  io.Writer
-	json bool
+	st     store.Store
+	out    io.Writer
+	json   bool
+	scopes []string
 }
 
 // adminCommands is the whole admin surface. There is no model-facing write:
@@ -83,9 +85,20 @@ func adminUsage() string {
 // package's loader; admin does not import it, which imports admin).
 type OpenStore func(ctx context.Context, loadArgs []string, stderr io.Writer) (store.Store, error)
 
-// Run runs one admin command against the configured store, writing its
+// Target is the gateway the admin commands administer, as the server
+// package describes it (admin does not import it, which imports admin).
+type Target struct {
+	// OpenStore opens its store.
+	OpenStore OpenStore
+	// Scopes are the scopes its tools check, derived from the tools'
+	// definitions; create-grant notes any other scope it is given, which
+	// a grant stores but no tool checks.
+	Scopes []string
+}
+
+// Run runs one admin command against the target's store, writing its
 // result to out and flag errors to errOut.
-func Run(ctx context.Context, args []string, out, errOut io.Writer, open OpenStore) error {
+func Run(ctx context.Context, args []string, out, errOut io.Writer, target Target) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(out, adminUsage())
 		if len(args) == 0 {
@@ -123,12 +136,12 @@ func Run(ctx context.Context, args []string, out, errOut io.Writer, open OpenSto
 	if *dataDir != "" {
 		loadArgs = append(loadArgs, "--data-dir", *dataDir)
 	}
-	st, err := open(ctx, loadArgs, errOut)
+	st, err := target.OpenStore(ctx, loadArgs, errOut)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := action(ctx, &adminRun{st: st, out: out, json: *asJSON}); err != nil {
+	if err := action(ctx, &adminRun{st: st, out: out, json: *asJSON, scopes: target.Scopes}); err != nil {
 		var ue *UsageError
 		if errors.As(err, &ue) {
 			return &UsageError{Msg: "admin " + cmd.name + ": " + ue.Msg}

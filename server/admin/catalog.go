@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agent-gateway/agent-gateway/handlers/instructions"
 	"github.com/agent-gateway/agent-gateway/store"
 )
 
@@ -29,8 +28,6 @@ func init() {
 		adminCommand{"list-profiles", "list the catalog profiles of a project or an account, with the layers a dispatch reports missing", adminListProfiles},
 		adminCommand{"list-workflows", "list a project's dispatched workflows, newest first", adminListWorkflows},
 	)
-	knownScopes[instructions.ScopeRead] = true
-	knownScopes[instructions.ScopeDispatch] = true
 }
 
 // account checks that an account exists.

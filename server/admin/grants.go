@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,10 +37,6 @@ var adminRevokeLegacyToken = revokeCommand(byProject, "token-id", "token ID (ltk
 	func(t store.LegacyToken) []field {
 		return []field{{"token_id", t.ID}, {"project_id", t.ProjectID}, {"permissions", t.Permissions}, {"revoked_at", t.RevokedAt}}
 	})
-
-// knownScopes are the scopes the gateway itself checks; others are stored
-// (a grant is a consent record) but give no access here.
-var knownScopes = map[string]bool{"documents:read": true}
 
 // defaultAdminTokenTTL is the lifetime of an access token the CLI prints:
 // short, like every gateway access token; issue-access-token makes more.
@@ -82,9 +79,11 @@ func adminCreateGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
 		if err != nil {
 			return err
 		}
+		// A scope no tool checks is stored (a grant is a consent record)
+		// but gives no access here: say so.
 		var unknown []string
 		for _, s := range g.Scopes {
-			if !knownScopes[s] {
+			if !slices.Contains(a.scopes, s) {
 				unknown = append(unknown, s)
 			}
 		}

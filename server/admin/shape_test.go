@@ -20,9 +20,12 @@ func run(t *testing.T, st store.Store, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	open := func(context.Context, []string, io.Writer) (store.Store, error) { return nopClose{st}, nil }
-	err := Run(t.Context(), append(args, "--json"), &out, &errOut, open)
+	err := Run(t.Context(), append(args, "--json"), &out, &errOut, Target{OpenStore: open, Scopes: testScopes})
 	return out.String(), err
 }
+
+// testScopes stand for the scopes the gateway's tools check.
+var testScopes = []string{"documents:read", "catalog:read"}
 
 // nopClose keeps the test's store open across commands.
 type nopClose struct{ store.Store }

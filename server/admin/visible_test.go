@@ -49,7 +49,7 @@ func TestNamesShownVisibly(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out bytes.Buffer
 			open := func(context.Context, []string, io.Writer) (store.Store, error) { return nopClose{st}, nil }
-			if err := Run(t.Context(), tc.args, &out, io.Discard, open); err != nil {
+			if err := Run(t.Context(), tc.args, &out, io.Discard, Target{OpenStore: open, Scopes: testScopes}); err != nil {
 				t.Fatal(err)
 			}
 			js, err := run(t, st, tc.args...)

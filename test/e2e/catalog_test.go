@@ -609,12 +609,14 @@ func TestCatalogTenancy(t *testing.T) {
 		docsOnly := s.grant(t, s.projectA, "erin", "documents:read")
 		legacy := s.admin(t, "issue-legacy-token", "--project-id", s.projectA, "--permissions", "memory,task")["token"].(string)
 		s.emu.ResetCounters()
+		// The challenge names what to ask for: the endpoint's scopes the
+		// caller holds, then the one the tool needs.
 		for _, c := range []struct {
 			token, tool, scope string
 		}{
-			{readOnly, "workflow_dispatch", "workflow:dispatch"},
-			{docsOnly, "catalog_profiles_list", "catalog:read"},
-			{docsOnly, "workflow_get", "catalog:read"},
+			{readOnly, "workflow_dispatch", "catalog:read workflow:dispatch"},
+			{docsOnly, "catalog_profiles_list", "documents:read catalog:read"},
+			{docsOnly, "workflow_get", "documents:read catalog:read"},
 			{legacy, "catalog_profile_get", "catalog:read"},
 			{legacy, "workflow_dispatch", "workflow:dispatch"},
 		} {

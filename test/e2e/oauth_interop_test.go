@@ -115,9 +115,10 @@ func TestOAuthInterop(t *testing.T) {
 	o := startOAuthGateway(t, storetest.SQLiteURL(t), nil)
 	endpoint := o.gw.URL + "/mcp/documents"
 
-	// 1: the challenge names the scope to ask for.
+	// 1: the challenge names the scopes to ask for: every one the
+	// endpoint's tools check.
 	resp := bearerCall(t, endpoint, "", toolsList)
-	if wa := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(wa, `scope="documents:read"`) {
+	if wa := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(wa, `scope="catalog:read documents:read workflow:dispatch"`) {
 		t.Fatalf("unauthenticated: %d %q", resp.StatusCode, wa)
 	}
 	var as struct {

@@ -17,39 +17,31 @@ import (
 
 	"github.com/agent-gateway/agent-gateway/store/storetest"
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
+	"github.com/agent-gateway/agent-gateway/test/oidcprovider"
 )
 
-// TestOAuthTypeScriptClient (issue 16) runs the official TypeScript MCP SDK
-// client (test/ts, pinned in its package.json) against the real binary and
-// the in-repo OpenID provider: discovery from the 401, registration with a
-// loopback and with a private-use redirect URI, authorization without state
-// and without resource, scripted login, consent as a plain 303, token,
-// tools/list, a narrowing refresh, the older access token refused, the
-// SDK's own refresh, revocation. The script asks this test to play the
-// browser at each authorization. Under CI=true a missing node or npm fails
-// the test.
+// TestOAuthTypeScriptClient runs the official TypeScript MCP SDK client
+// (test/ts, pinned in its package.json) against the real binary, the
+// in-repo OpenID provider and the emulated GitHub: discovery from the 401,
+// registration with a loopback and with a private-use redirect URI,
+// authorization without state and without resource, scripted login,
+// consent as a plain 303, token, tools/list, and after that one login a
+// documents tool, a catalog tool and workflow_dispatch; a narrowing
+// refresh, the older access token refused, the SDK's own refresh,
+// revocation; a step-up from a 403 that names the scopes held with the one
+// needed; and a re-authorization for fewer scopes that keeps those granted
+// before. The script asks this test to play the browser at each
+// authorization. Under CI=true a missing node or npm fails the test.
 func TestOAuthTypeScriptClient(t *testing.T) {
 	node, dir := tsClient(t)
-	o := startOAuthGateway(t, storetest.SQLiteURL(t), nil)
+	o := startOAuthCatalog(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "oauth_client.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GATEWAY_URL="+o.gw.URL)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncWriter
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd.Env = append(os.Environ(), "GATEWAY_URL="+o.gw.URL, "PROFILE_ID="+o.profile)
+	stdin, stdout, stderr := startPiped(t, cmd)
 	var result map[string]any
 	var consentStatuses []int
 	lines := bufio.NewScanner(io.LimitReader(stdout, 1<<20))
@@ -87,20 +79,45 @@ func TestOAuthTypeScriptClient(t *testing.T) {
 	}
 	t.Logf("TypeScript client saw %v", result)
 
-	if !slices.Equal(consentStatuses, []int{http.StatusSeeOther, http.StatusSeeOther}) {
-		t.Errorf("consent answers %v, want two 303s", consentStatuses)
+	if want := slices.Repeat([]int{http.StatusSeeOther}, 5); !slices.Equal(consentStatuses, want) {
+		t.Errorf("consent answers %v, want %v", consentStatuses, want)
+	}
+	ok := func(keep ...string) map[string]any {
+		m := map[string]any{"isError": false}
+		for _, k := range keep {
+			m[k] = true
+		}
+		return m
+	}
+	everyTool := map[string]any{
+		"runtime_bootstrap_get": ok("sources"),
+		"catalog_profiles_list": ok("profiles"),
+		"workflow_dispatch":     ok("workflow_id", "instructions"),
 	}
 	want := map[string]any{
-		// Point 1: the scope hint of the 401 is what the SDK asks for.
-		"loopbackAuthorize":        map[string]any{"scope": "documents:read", "hasState": false, "hasResource": false, "method": "S256"},
+		// The 401's scope is what the SDK asks for: every scope of the
+		// endpoint's tools, so one login serves every tool.
+		"loopbackAuthorize":        map[string]any{"scope": "catalog:read documents:read workflow:dispatch", "hasState": false, "hasResource": false, "method": "S256"},
 		"loopbackRedirectHasState": false,
+		"loopbackLogins":           1,
+		"loopbackCalls":            everyTool,
 		"nativeRedirect":           "com.example.agw-test:/oauth/callback",
 		"narrowedScope":            "documents:read",
-		"narrowedTokenStatus":      float64(http.StatusOK),
-		"oldTokenStatus":           float64(http.StatusUnauthorized),
-		"narrowedAfterSdkRefresh":  float64(http.StatusUnauthorized),
-		"revokeStatus":             float64(http.StatusOK),
-		"afterRevokeStatus":        float64(http.StatusUnauthorized),
+		"narrowedTokenStatus":      http.StatusOK,
+		"oldTokenStatus":           http.StatusUnauthorized,
+		"narrowedAfterSdkRefresh":  http.StatusUnauthorized,
+		"revokeStatus":             http.StatusOK,
+		"afterRevokeStatus":        http.StatusUnauthorized,
+		// The 403 names the scope held and the one needed; the SDK asks
+		// for exactly that.
+		"stepUpFirstScope": "documents:read",
+		"stepUpAuthorize":  "documents:read workflow:dispatch",
+		"stepUpScope":      "documents:read workflow:dispatch",
+		"stepUpCalls":      map[string]any{"workflow_dispatch": ok("workflow_id"), "runtime_bootstrap_get": ok("sources")},
+		// Asking again for documents:read alone keeps workflow:dispatch.
+		"againScope":   "documents:read workflow:dispatch",
+		"againCalls":   map[string]any{"runtime_bootstrap_get": ok("sources"), "workflow_dispatch": ok("workflow_id")},
+		"stepUpLogins": 3,
 	}
 	for k, v := range want {
 		got, _ := json.Marshal(result[k])
@@ -114,16 +131,48 @@ func TestOAuthTypeScriptClient(t *testing.T) {
 		t.Errorf("native authorization %v: want no state and the documents resource", native)
 	}
 	for _, k := range []string{"nativeScope", "sdkRefreshScope"} {
-		if s, _ := result[k].(string); !strings.Contains(s, "documents:read") || len(strings.Fields(s)) < 2 {
+		if s, _ := result[k].(string); !sameScopes(s, []string{"catalog:read", "documents:read", "workflow:dispatch"}) {
 			t.Errorf("%s = %q, want every scope", k, s)
 		}
 	}
 	for _, k := range []string{"loopbackTools", "nativeTools"} {
 		tools, _ := result[k].([]any)
-		if !slices.Contains(tools, any("git_document_get")) {
-			t.Errorf("%s = %v, want git_document_get", k, tools)
+		if !slices.Contains(tools, any("git_document_get")) || !slices.Contains(tools, any("workflow_dispatch")) {
+			t.Errorf("%s = %v, want git_document_get and workflow_dispatch", k, tools)
 		}
 	}
+}
+
+// startOAuthCatalog is the catalog stack (the emulated GitHub, alice's
+// project A with a runtime document and a dispatchable profile) behind a
+// gateway whose authorization server logs users in at the test identity
+// provider.
+func startOAuthCatalog(t *testing.T) *catalogStack {
+	t.Helper()
+	idp := startIdP(t)
+	s := newCatalogStackWith(t, storetest.SQLiteURL(t), true, stackOptions{env: oidcEnv(idp, nil)})
+	idp.AddClient(oidcprovider.Client{ID: idpClientID, Secret: idpClientSecret, RedirectURIs: []string{s.gw.URL + "/oauth/callback"}})
+	return s
+}
+
+// startPiped starts cmd with pipes to its stdin and from its stdout, and
+// its stderr collected.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.Reader, *syncWriter) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncWriter{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout, stderr
 }
 
 // tsClient returns node and the TypeScript client's directory, installing

@@ -43,7 +43,7 @@ func (e *Emulator) recoverPanics(next http.Handler) http.Handler {
 // router is the one route table. Route groups mirror Forgejo's: everything
 // under /repos needs the repository scope; /{owner}/{repo} resolves the
 // repository and the caller's access first. Add new routes here.
-func (e *Emulator) router() http.Handler {
+func (e *Emulator) router() *chi.Mux {
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { e.writeNotFound(w, "") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
@@ -66,6 +66,13 @@ func (e *Emulator) router() http.Handler {
 		})
 	})
 	return r
+}
+
+// Pattern is the route pattern the emulator serves method and path with,
+// or "" when it has none: a test checks that it serves every route the
+// gateway's Forgejo client requests.
+func (e *Emulator) Pattern(method, path string) string {
+	return e.router().Find(chi.NewRouteContext(), method, path)
 }
 
 // repoContext is what repoAssignment resolved for the rest of the route.

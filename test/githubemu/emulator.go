@@ -177,13 +177,32 @@ const (
 	RouteOther    Route = "other"
 )
 
-// handler routes requests: every request is recorded, then the route's
-// fault (if any) or the route itself answers.
-func (e *Emulator) handler() http.Handler {
+// routes is the one route table of the emulated API.
+func (e *Emulator) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /app/installations/{id}/access_tokens", e.serveToken)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/contents/{path...}", e.serveContents)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/branches/{branch...}", e.serveBranch)
+	return mux
+}
+
+// Pattern is the route pattern the emulator serves method and path with,
+// without its method, or "" when it has none: a test checks that it
+// serves every route the gateway's GitHub client requests.
+func (e *Emulator) Pattern(method, path string) string {
+	req, err := http.NewRequest(method, path, nil)
+	if err != nil {
+		return ""
+	}
+	_, pattern := e.routes().Handler(req)
+	_, p, _ := strings.Cut(pattern, " ")
+	return p
+}
+
+// handler routes requests: every request is recorded, then the route's
+// fault (if any) or the route itself answers.
+func (e *Emulator) handler() http.Handler {
+	mux := e.routes()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route := routeOf(r)
 		e.record(r, route)

@@ -36,8 +36,8 @@ func New(up *upstream.Client) *Client { return &Client{up: up} }
 // the single path of every anonymous read: status mapping, media type check,
 // body bound and the strict JSON checks of checkNativeJSON happen in the
 // exchange. No credential is ever attached.
-func (c *Client) getJSON(ctx context.Context, query url.Values, dst any, segments ...string) (http.Header, error) {
-	a, err := c.up.Exchange(ctx, c.exchange(upstream.Credential{}, query, segments))
+func (c *Client) getJSON(ctx context.Context, query url.Values, dst any, route upstream.Route, values ...string) (http.Header, error) {
+	a, err := c.up.Exchange(ctx, c.exchange(upstream.Credential{}, query, route, values))
 	if err != nil {
 		return nil, answerError(err, false)
 	}
@@ -47,13 +47,13 @@ func (c *Client) getJSON(ctx context.Context, query url.Values, dst any, segment
 	return a.Header, nil
 }
 
-// exchange is a GET of a native JSON answer: application/json, at most
+// exchange is a request of route for a native JSON answer: application/json, at most
 // MaxJSONBody bytes, and the same strictness for every answer, since
 // encoding/json alone would take the last of repeated members, match names
 // without regard to case, accept nesting up to 10,000 levels and replace
 // lone surrogates.
-func (c *Client) exchange(cred upstream.Credential, query url.Values, segments []string) upstream.Exchange {
-	return upstream.Exchange{Segments: segments, Query: query, Credential: cred,
+func (c *Client) exchange(cred upstream.Credential, query url.Values, route upstream.Route, values []string) upstream.Exchange {
+	return upstream.Exchange{Method: route.Method, Segments: route.Segments(values...), Query: query, Credential: cred,
 		MaxBody: MaxJSONBody, IsJSON: IsJSON, Check: checkNativeJSON}
 }
 

@@ -49,8 +49,8 @@ func (c *Client) PullDiffEvidence(ctx context.Context, cred upstream.Credential,
 		}()
 	}
 	query := url.Values{"binary": {"true"}, "evidence": {"v1"}}
-	req, err := c.up.NewRequest(upstream.WithCredential(ctx, cred), http.MethodGet, query, nil,
-		"api", "v1", "repos", r.Owner, r.Repo, "pulls", strconv.FormatInt(r.Index, 10)+".diff")
+	req, err := c.up.NewRequest(upstream.WithCredential(ctx, cred), routePullDiff.Method, query, nil,
+		routePullDiff.Segments(r.Owner, r.Repo, strconv.FormatInt(r.Index, 10))...)
 	if err != nil {
 		return nil, evidenceTransportError(err)
 	}

@@ -67,10 +67,6 @@ type GrantPage struct {
 	Snapshot bool              `json:"snapshot"`
 }
 
-func grantSegments(owner, repo string, id int64, rest ...string) []string {
-	return append([]string{"api", "v1", "repos", owner, repo, "agent-work-grants", strconv.FormatInt(id, 10)}, rest...)
-}
-
 // ListAgentWorkGrants is GET /api/v1/agent-work-grants?limit=30&page=N[&state=…].
 // has_more and next_page come from the native Link and X-Total-Count
 // headers, so they stay right when Core clamps the width; Link addresses
@@ -87,7 +83,7 @@ func (c *Client) ListAgentWorkGrants(ctx context.Context, cred upstream.Credenti
 		extra.Set("state", state)
 		want = []string{state}
 	}
-	h, body, err := c.authedGet(ctx, cred, listQuery(page, extra), "api", "v1", "agent-work-grants")
+	h, body, err := c.authedGet(ctx, cred, listQuery(page, extra), routeGrants)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +108,7 @@ func (c *Client) ListAgentWorkGrants(ctx context.Context, cred upstream.Credenti
 
 // GetAgentWorkGrant is GET /api/v1/repos/{owner}/{repo}/agent-work-grants/{id}.
 func (c *Client) GetAgentWorkGrant(ctx context.Context, cred upstream.Credential, owner, repo string, id int64) (*GrantResult, error) {
-	_, body, err := c.authedGet(ctx, cred, nil, grantSegments(owner, repo, id)...)
+	_, body, err := c.authedGet(ctx, cred, nil, routeGrant, owner, repo, strconv.FormatInt(id, 10))
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +121,7 @@ func (c *Client) GetAgentWorkGrant(ctx context.Context, cred upstream.Credential
 // GetAgentWorkSubmission is GET …/agent-work-grants/{id}/submissions/{key}:
 // the receipt of a request key, the way to reconcile an uncertain delivery.
 func (c *Client) GetAgentWorkSubmission(ctx context.Context, cred upstream.Credential, owner, repo string, id int64, key string) (*SubmissionResult, error) {
-	_, body, err := c.authedGet(ctx, cred, nil, grantSegments(owner, repo, id, "submissions", key)...)
+	_, body, err := c.authedGet(ctx, cred, nil, routeGrantSubmission, owner, repo, strconv.FormatInt(id, 10), key)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +141,7 @@ func (c *Client) ConfirmAgentWorkGrant(ctx context.Context, cred upstream.Creden
 		"Read the grant with get_agent_work_grant (same owner, repo and grant_id) before deciding whether "+
 		"the identical confirmation is still needed",
 		"get_agent_work_grant", map[string]any{"owner": owner, "repo": repo, "grant_id": id})
-	status, body, err := c.postOnce(ctx, cred, payload, []int{http.StatusOK}, uncertain, grantSegments(owner, repo, id, "confirm")...)
+	status, body, err := c.postOnce(ctx, cred, payload, []int{http.StatusOK}, uncertain, routeGrantConfirm, owner, repo, strconv.FormatInt(id, 10))
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +169,7 @@ func (c *Client) SubmitAgentWorkProposal(ctx context.Context, cred upstream.Cred
 		"Do not infer failure, do not generate a new request_key and do not submit again automatically: "+
 		"read back with get_agent_work_submission using the same owner, repo, grant_id and request_key",
 		"get_agent_work_submission", map[string]any{"owner": owner, "repo": repo, "grant_id": id, "request_key": s.RequestKey})
-	status, body, err := c.postOnce(ctx, cred, payload, []int{http.StatusCreated, http.StatusOK}, uncertain, grantSegments(owner, repo, id, "issues")...)
+	status, body, err := c.postOnce(ctx, cred, payload, []int{http.StatusCreated, http.StatusOK}, uncertain, routeGrantIssues, owner, repo, strconv.FormatInt(id, 10))
 	if err != nil {
 		return nil, err
 	}
@@ -189,8 +185,8 @@ func (c *Client) SubmitAgentWorkProposal(ctx context.Context, cred upstream.Cred
 // headers and the checked JSON body of a 200 answer. Any other outcome is
 // a stable error: native statuses keep their meaning, the rest is
 // upstream_malformed or a transport code.
-func (c *Client) authedGet(ctx context.Context, cred upstream.Credential, query url.Values, segments ...string) (http.Header, []byte, error) {
-	a, err := c.up.Exchange(ctx, c.exchange(cred, query, segments))
+func (c *Client) authedGet(ctx context.Context, cred upstream.Credential, query url.Values, route upstream.Route, values ...string) (http.Header, []byte, error) {
+	a, err := c.up.Exchange(ctx, c.exchange(cred, query, route, values))
 	if err != nil {
 		return nil, nil, answerError(err, true)
 	}
@@ -210,15 +206,15 @@ var definiteStatuses = []int{http.StatusBadRequest, http.StatusUnauthorized, htt
 // error leads to a second attempt. Once the request may have left, any
 // failure to prove the outcome goes to uncertain.
 func (c *Client) postOnce(ctx context.Context, cred upstream.Credential, payload any, success []int,
-	uncertain func(reason string, status int, cause error) error, segments ...string) (int, []byte, error) {
+	uncertain func(reason string, status int, cause error) error, route upstream.Route, values ...string) (int, []byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(payload); err != nil {
 		return 0, nil, toolerr.Wrap(err, toolerr.Internal, "the request could not be encoded")
 	}
-	x := c.exchange(cred, nil, segments)
-	x.Method, x.Payload, x.Success = http.MethodPost, buf.Bytes(), success
+	x := c.exchange(cred, nil, route, values)
+	x.Payload, x.Success = buf.Bytes(), success
 	a, err := c.up.Exchange(ctx, x)
 	if err == nil {
 		return a.Status, a.Body, nil

@@ -127,7 +127,7 @@ func (c *Client) SearchRepositories(ctx context.Context, q string, page int64) (
 		OK   bool         `json:"ok"`
 		Data []nativeRepo `json:"data"`
 	}
-	h, err := c.getJSON(ctx, listQuery(page, url.Values{"q": {q}}), &out, "api", "v1", "repos", "search")
+	h, err := c.getJSON(ctx, listQuery(page, url.Values{"q": {q}}), &out, routeSearchRepos)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func (c *Client) SearchRepositories(ctx context.Context, q string, page int64) (
 // GetRepository is GET /api/v1/repos/{owner}/{repo}.
 func (c *Client) GetRepository(ctx context.Context, owner, repo string) (*Repository, error) {
 	var out nativeRepo
-	if _, err := c.getJSON(ctx, nil, &out, "api", "v1", "repos", owner, repo); err != nil {
+	if _, err := c.getJSON(ctx, nil, &out, routeRepo, owner, repo); err != nil {
 		return nil, err
 	}
 	r := out.trim()
@@ -160,7 +160,7 @@ func (c *Client) ListPullRequests(ctx context.Context, owner, repo, state string
 	}
 	extra := url.Values{"state": {state}}
 	var out []nativePull
-	h, err := c.getJSON(ctx, listQuery(page, extra), &out, "api", "v1", "repos", owner, repo, "pulls")
+	h, err := c.getJSON(ctx, listQuery(page, extra), &out, routePulls, owner, repo)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func (c *Client) ListPullRequests(ctx context.Context, owner, repo, state string
 // GetPullRequest is GET /api/v1/repos/{owner}/{repo}/pulls/{index}.
 func (c *Client) GetPullRequest(ctx context.Context, owner, repo string, index int64) (*PullRequest, error) {
 	var out nativePull
-	if _, err := c.getJSON(ctx, nil, &out, "api", "v1", "repos", owner, repo, "pulls", strconv.FormatInt(index, 10)); err != nil {
+	if _, err := c.getJSON(ctx, nil, &out, routePull, owner, repo, strconv.FormatInt(index, 10)); err != nil {
 		return nil, err
 	}
 	p := out.trim(true)

@@ -33,9 +33,8 @@ func (c *Client) BranchHead(ctx context.Context, r BranchRequest) (string, error
 	}
 	// A branch name may hold '/': each component is its own escaped
 	// segment, as GitHub's route expects.
-	segments := append([]string{"repos", r.Owner, r.Repo, "branches"}, strings.Split(r.Branch, "/")...)
 	return withToken(ctx, c, r.InstallationID, r.Repo, func(token string) (string, error) {
-		x := apiExchange(token, "application/vnd.github+json", nil, maxBranchResponse, segments...)
+		x := apiExchange(token, "application/vnd.github+json", nil, maxBranchResponse, routeBranch, r.Owner, r.Repo, r.Branch)
 		x.Check = checkStrict
 		a, err := c.up.Exchange(ctx, x)
 		if err != nil {

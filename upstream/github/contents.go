@@ -87,8 +87,7 @@ func (c *Client) GetFile(ctx context.Context, r FileRequest) (*File, error) {
 // getFile is one read of the file with one token; it returns the native
 // status too (0 when no answer came).
 func (c *Client) getFile(ctx context.Context, r FileRequest, token string) (*File, int, error) {
-	segments := append([]string{"repos", r.Owner, r.Repo, "contents"}, strings.Split(r.Path, "/")...)
-	x := apiExchange(token, ObjectMediaType, url.Values{"ref": {r.Commit}}, MaxContentsResponse, segments...)
+	x := apiExchange(token, ObjectMediaType, url.Values{"ref": {r.Commit}}, MaxContentsResponse, routeContents, r.Owner, r.Repo, r.Path)
 	x.ErrorBody, x.RefuseDeclared = maxErrorBody, true
 	a, err := c.up.Exchange(ctx, x)
 	if err != nil {

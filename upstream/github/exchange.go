@@ -14,11 +14,12 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
-// apiExchange is a request of GitHub's REST API with a bearer token: the
-// API version header, GitHub's JSON media types, and the route's bound.
-func apiExchange(token, accept string, query url.Values, maxBody int64, segments ...string) upstream.Exchange {
+// apiExchange is a request of route of GitHub's REST API with a bearer
+// token: the API version header, GitHub's JSON media types, and the
+// route's bound.
+func apiExchange(token, accept string, query url.Values, maxBody int64, route upstream.Route, values ...string) upstream.Exchange {
 	return upstream.Exchange{
-		Segments: segments, Query: query, Accept: accept,
+		Method: route.Method, Segments: route.Segments(values...), Query: query, Accept: accept,
 		Header:     http.Header{"X-GitHub-Api-Version": {APIVersion}},
 		Credential: upstream.Credential{Token: token},
 		MaxBody:    maxBody, IsJSON: isJSON,

@@ -212,9 +212,8 @@ func (s *Installations) mint(ctx context.Context, installationID int64, repo str
 	if err != nil {
 		return installationToken{}, toolerr.Wrap(err, toolerr.Internal, "the token request could not be encoded")
 	}
-	x := apiExchange(appJWT, "application/vnd.github+json", nil, maxTokenResponse,
-		"app", "installations", strconv.FormatInt(installationID, 10), "access_tokens")
-	x.Method, x.Payload, x.Success = http.MethodPost, payload, []int{http.StatusCreated}
+	x := apiExchange(appJWT, "application/vnd.github+json", nil, maxTokenResponse, routeMint, strconv.FormatInt(installationID, 10))
+	x.Payload, x.Success = payload, []int{http.StatusCreated}
 	// A mint is rare (one an hour per installation and repository) and the
 	// Contents call it serves follows at once: on its own connection.
 	x.Close = true
