@@ -35,11 +35,11 @@ var (
 )
 
 // docLink is a citation of a file under docs/, with an optional anchor.
-var docLink = regexp.MustCompile(`\bdocs/([A-Za-z0-9_-]+\.md)(#[a-z0-9-]+)?`)
+var docLink = regexp.MustCompile(`\bdocs/([A-Za-z0-9_-]+\.md)(#[a-z0-9_-]+)?`)
 
 // mdLink is a Markdown link target inside docs/: another file, an anchor,
 // or both.
-var mdLink = regexp.MustCompile(`\]\(([A-Za-z0-9_-]+\.md)?(#[a-z0-9-]+)?\)`)
+var mdLink = regexp.MustCompile(`\]\(([A-Za-z0-9_-]+\.md)?(#[a-z0-9_-]+)?\)`)
 
 // TestCitationsResolve reads every Go file of the module (tests and test/
 // included) and fails on a citation that cannot be followed: a design file
