@@ -21,11 +21,11 @@ type BodyBudgetOptions struct {
 
 // BodyBudget is a global budget of request-body bytes held at once. The
 // 1 MiB limit bounds one body; without this, hundreds of slow 1 MiB bodies
-// made the gateway hold hundreds of megabytes (issue 13). A declared
-// Content-Length is reserved before any byte is read, and refused early
-// when it does not fit; a body of unknown length reserves as it is read,
-// and its reader fails with a *BodyBudgetError when the budget runs out.
-// Reservations last until the handler returns, since the MCP peek keeps
+// made the gateway hold hundreds of megabytes in a hostile-load run. A
+// declared Content-Length is reserved before any byte is read, and refused
+// early when it does not fit; a body of unknown length reserves as it is
+// read, and its reader fails with a *BodyBudgetError when the budget runs
+// out. Reservations last until the handler returns, since the MCP peek keeps
 // the body for the handler.
 type BodyBudget struct {
 	t   *tally

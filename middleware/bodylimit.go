@@ -6,7 +6,8 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
-// MaxBodyBytes is the request body limit of seed 004: 1 MiB.
+// MaxBodyBytes is the request body limit of
+// docs/architecture.md#middleware-chain: 1 MiB.
 const MaxBodyBytes = 1 << 20
 
 // BodyLimit refuses bodies over limit bytes with 413 before any parsing. A

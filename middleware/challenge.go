@@ -13,8 +13,8 @@ import (
 // 401 or 403 from the scope gate name the same metadata and the same
 // scopes.
 type Challenge struct {
-	// ResourceMetadataURL is the endpoint's RFC 9728 metadata URL (RFC 9728
-	// §5.1), so MCP clients can discover how to authenticate.
+	// ResourceMetadataURL is the endpoint's RFC 9728 metadata URL
+	// (RFC 9728 §5.1), so MCP clients can discover how to authenticate.
 	ResourceMetadataURL string
 	// Scopes are every scope the endpoint's tools check, in the order to
 	// name them. A 401 names them all (MCP authorization, "Scope Selection

@@ -9,8 +9,8 @@ import (
 
 // MaxLoggedField is the most bytes of one caller-sent value (a JSON-RPC
 // method, a tool name, a path, an HTTP method) the access log writes: a
-// 1,040,000-byte method once grew the log by a megabyte per request
-// (issue 13). A longer value is cut, and its full length logged beside it.
+// 1,040,000-byte method once grew the log by a megabyte per request. A longer
+// value is cut, and its full length logged beside it.
 const MaxLoggedField = 128
 
 // CappedString is the attribute key=v with v cut to limit bytes (on a

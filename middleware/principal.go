@@ -10,7 +10,8 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
-// PrincipalKind says where a caller's identity comes from (DESIGN §8).
+// PrincipalKind says where a caller's identity comes from
+// (docs/architecture.md#principals).
 type PrincipalKind int
 
 // The kinds of principal.
@@ -59,9 +60,10 @@ const GatewayTokenPrefix = "agw_"
 
 // IsGatewayToken reports whether a bearer is (or pretends to be) one of the
 // gateway's own tokens. Such a bearer is never a Forgejo credential, so the
-// passthrough endpoint refuses it instead of forwarding it (DESIGN §8 item
-// 3). The prefix is matched without regard to case: a case-mangled gateway
-// token is still the gateway's secret and must not leave for Forgejo.
+// passthrough endpoint refuses it instead of forwarding it
+// (docs/architecture.md#forgejo-token-passthrough). The prefix is matched
+// without regard to case: a case-mangled gateway token is still the gateway's
+// secret and must not leave for Forgejo.
 func IsGatewayToken(bearer string) bool {
 	return len(bearer) >= len(GatewayTokenPrefix) && strings.EqualFold(bearer[:len(GatewayTokenPrefix)], GatewayTokenPrefix)
 }

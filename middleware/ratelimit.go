@@ -14,9 +14,9 @@ import (
 // message that is not a write tool call), one for write tool calls, one
 // more for the write calls that store a row per call (ToolPolicy.Dispatch),
 // and a per-IP ceiling on the calls made with credentials the gateway has
-// not verified (DESIGN §4 item 8). "Per IP" and "the client IP" are per
-// RequestClientKey: an IPv6 client by its prefix, so rotating addresses
-// inside it buys no fresh budget.
+// not verified (docs/architecture.md#load-bounds). "Per IP" and "the client
+// IP" are per RequestClientKey: an IPv6 client by its prefix, so rotating
+// addresses inside it buys no fresh budget.
 type Budgets struct {
 	read, write, ipCeiling *httprate.RateLimiter
 	dispatch               *httprate.RateLimiter // nil: no bound

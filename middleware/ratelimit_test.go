@@ -140,7 +140,8 @@ func TestBudgetKeys(t *testing.T) {
 			func(r *budgetRig) int {
 				return r.send("192.0.2.9", NewPassthrough("bob-token"), "forgejo_diff", "1").Code
 			}, http.StatusTooManyRequests},
-		// Issue 13 point 2: an unverified bearer is not an identity.
+		// An unverified bearer is not an identity
+		// (docs/architecture.md#load-bounds).
 		{"made-up bearers on an anonymous tool share the IP's budget",
 			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-1"), "public_read", "1").Code },
 			func(r *budgetRig) int { return r.send("192.0.2.1", NewPassthrough("fake-2"), "public_read", "1").Code }, http.StatusTooManyRequests},

@@ -16,7 +16,8 @@ const maxSafeID = 1<<53 - 1
 // exponent, not -0) within ±(2^53 − 1). Everything else (1.5, 1e3, -0,
 // 9007199254740993, true, {} …) the SDK would answer with a different id
 // than was sent, so it is refused with -32600 before the SDK sees it
-// (issue 13 point 8d; docs/tools.md).
+// (docs/architecture.md#strict-json,
+// docs/tools.md#http-level-refusals-all-endpoints).
 func checkID(id json.RawMessage) string {
 	if len(id) == 0 {
 		return ""

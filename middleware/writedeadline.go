@@ -6,12 +6,12 @@ import (
 )
 
 // WriteDeadline turns the server's write timeout from a deadline on the
-// whole response into one on each write (seed 000: "No total job deadline
-// is added"; DESIGN §11). net/http arms WriteTimeout when a request's
-// headers have been read, so it covers the handler too: a diff page, which
-// verifies the whole diff before it writes a byte, was cut after it and the
-// client saw the connection close with no code. Here the deadline is
-// cleared when the handler starts, and each write — and the final flush
+// whole response into one on each write (no page deadline:
+// docs/architecture.md#operations). net/http arms WriteTimeout when a
+// request's headers have been read, so it covers the handler too: a diff
+// page, which verifies the whole diff before it writes a byte, was cut after
+// it and the client saw the connection close with no code. Here the deadline
+// is cleared when the handler starts, and each write — and the final flush
 // after the handler returns — gets d from its own start: a client that
 // stops reading is still cut off after d, a handler that works as long as
 // its upstream makes progress is not. The upstream side bounds that work

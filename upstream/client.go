@@ -21,7 +21,8 @@ type Config struct {
 	Origin *url.URL
 	// IOTimeout bounds each wait for progress: connecting and receiving
 	// headers, and then each read of the body. It is not a total deadline, so
-	// a long but steadily flowing body is fine (seed 000: no job deadline).
+	// a long but steadily flowing body is fine (no total deadline:
+	// docs/architecture.md#upstream-transport).
 	IOTimeout time.Duration
 	// Observer, if set, is told about every exchange (metrics).
 	Observer Observer

@@ -10,7 +10,8 @@ import (
 // byte by byte as net/http reads them, to count the Content-Length field
 // lines of each response head. net/http cannot tell: it merges identical
 // repeated Content-Length lines into one before anyone sees the header
-// (fixLength), and seed 000 wants one canonical Content-Length line.
+// (fixLength), and docs/architecture.md#upstream-transport wants one
+// Content-Length line.
 //
 // To know where the next head begins it follows each body's framing the
 // way net/http does — a Content-Length body, chunked coding with its

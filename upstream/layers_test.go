@@ -1,6 +1,7 @@
 // Package upstream_test (this file) pins the direction imports may take between the
-// gateway's layers (issue 14 point 2): errors and checks flow downward, so a
-// lower layer never reaches up into the code that calls it.
+// gateway's layers (docs/architecture.md#import-direction): errors and checks
+// flow downward, so a lower layer never reaches up into the code that calls
+// it.
 package upstream_test
 
 import (

@@ -5,9 +5,10 @@ import (
 	"net/http"
 )
 
-// sendOnce makes req a request net/http never sends twice (seed 000:
-// "each call makes exactly one evidence GET"; seed 004: each POST is sent
-// once), for every upstream client at once.
+// sendOnce makes req a request net/http never sends twice
+// (docs/architecture.md#upstream-transport: each diff call makes exactly one
+// evidence GET, each grant POST is sent once), for every upstream client at
+// once.
 //
 // net/http's Transport re-sends a request on a new connection by itself
 // when a reused keep-alive connection fails before an answer

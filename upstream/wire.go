@@ -20,14 +20,14 @@ import (
 //   - an answer whose head carries more than one Content-Length field line
 //     is refused (KindFraming), even when the lines agree.
 //
-// The second rule is seed 000's "one canonical Content-Length" for the
-// evidence entity; it is applied to every answer because one rule in one
-// place is simpler than carrying the count to a single caller, and
-// because an answer with a repeated length is one two HTTP readers may
-// frame differently, which no gateway answer needs. Over HTTP/1.x the
-// count comes from the connection itself (headScanner: net/http merges
-// identical lines before the header is seen); over HTTP/2 net/http keeps
-// every content-length field in resp.Header, so the header is counted,
+// The second rule is the evidence entity's "one canonical Content-Length"
+// (docs/architecture.md#evidence-request-and-framing); it is applied to every
+// answer because one rule in one place is simpler than carrying the count to
+// a single caller, and because an answer with a repeated length is one two
+// HTTP readers may frame differently, which no gateway answer needs. Over
+// HTTP/1.x the count comes from the connection itself (headScanner: net/http
+// merges identical lines before the header is seen); over HTTP/2 net/http
+// keeps every content-length field in resp.Header, so the header is counted,
 // and one it could not parse is refused as well. HEAD is never sent: the
 // scanner frames every answer but 1xx, 204 and 304 by its head.
 type wireTransport struct {

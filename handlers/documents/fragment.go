@@ -9,11 +9,11 @@ import (
 )
 
 // MaxFragmentBytes is the largest fragment git_document_get returns
-// (seed 002: "a response fragment to 64 KB").
+// (64 KiB, docs/architecture.md#documents-contract).
 const MaxFragmentBytes = 65536
 
-// Fragment is the result of git_document_get, exactly the members of
-// DESIGN §6. NextCursor is absent at the end of the file.
+// Fragment is the result of git_document_get, exactly the members
+// docs/tools.md lists for it. NextCursor is absent at the end of the file.
 type Fragment struct {
 	Content        string `json:"content"`
 	StartByte      int64  `json:"start_byte"`

@@ -1,7 +1,7 @@
 // Package documents is the documents catalog served at /mcp/documents
-// (seed 002, F1: read-only Git document access; DESIGN §6): the project's
-// allowlisted references (runtime_bootstrap_get) and verified, UTF-8-safe
-// fragments of one pinned document (git_document_get).
+// (read-only Git document access, docs/architecture.md#documents-contract):
+// the project's allowlisted references (runtime_bootstrap_get) and verified,
+// UTF-8-safe fragments of one pinned document (git_document_get).
 //
 // The authenticated project is the tenant boundary: every lookup is scoped
 // to the caller's project, and another project's source is not_found,

@@ -254,7 +254,7 @@ func TestSourceLimitAndEmptyFile(t *testing.T) {
 		keys = append(keys, k)
 	}
 	if len(keys) != 8 {
-		t.Fatalf("result members %v, want the 8 of DESIGN §6 (next_cursor absent)", keys)
+		t.Fatalf("result members %v, want the 8 of docs/tools.md (next_cursor absent)", keys)
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 )
 
 // The cursor is not bounded by a maxlen tag on purpose: args would refuse
-// a long one as invalid_arguments, where DESIGN §5.2 wants cursor_invalid.
+// a long one as invalid_arguments, where docs/architecture.md#diff-cursor
+// wants cursor_invalid.
 type pullDiffArgs struct {
 	pullRef
 	Cursor *string `json:"cursor" desc:"next_cursor of the previous page, to read the next one; omit it for the first page. At most 4096 bytes."`
@@ -27,17 +28,19 @@ type pullDiffArgs struct {
 // repository's Code/PR permissions on every page.
 var pullDiffPolicy = middleware.ToolPolicy{}
 
-// Contract values of every page (seed 000, "Meaning of the manifest").
+// Contract values of every page (what the manifest means,
+// docs/architecture.md#evidence-entity).
 const (
 	diffContract = "observed_input_range"
 	diffEncoding = "base64"
 )
 
-// PullRequestDiffTool returns get_pull_request_diff (DESIGN §5.2, seed 000):
-// one verified window of a pull request's binary diff per call. server is
-// the implementation the catalog's MCP server announces: newer protocol
-// revisions echo it in every result, so page fitting counts it. A nil
-// client (no forgejo.origin) answers upstream_unconfigured.
+// PullRequestDiffTool returns get_pull_request_diff
+// (docs/architecture.md#pr-diff-contract): one verified window of a pull
+// request's binary diff per call. server is the implementation the catalog's
+// MCP server announces: newer protocol revisions echo it in every result, so
+// page fitting counts it. A nil client (no forgejo.origin) answers
+// upstream_unconfigured.
 func PullRequestDiffTool(c *forgejo.Client, server mcp.Implementation) toolset.Tool {
 	return toolset.Typed(toolset.Tool{
 		Name: "get_pull_request_diff", Title: "Get pull request diff (verified pages)",

@@ -15,8 +15,9 @@ import (
 )
 
 // MaxCursorBytes bounds a cursor argument: a longer one is cursor_invalid
-// before any upstream request (DESIGN §5.2: the cursor must fit the
-// bounded metadata envelope). The gateway's own cursors stay under 1 KiB.
+// before any upstream request (docs/architecture.md#diff-cursor: the cursor
+// must fit the bounded metadata envelope). The gateway's own cursors stay
+// under 1 KiB.
 const MaxCursorBytes = 4096
 
 // cursorPrefix names the cursor's kind and version; a new format gets a
@@ -38,7 +39,8 @@ const cursorChecksumDomain = "agent-gateway get_pull_request_diff cursor v1\n"
 // nothing. Every page is read with the current caller's credential and
 // Forgejo's permission checks, and a continuation only proceeds when the
 // freshly verified diff has exactly the identity the cursor binds; any
-// authorized caller may therefore use any cursor (seed 000).
+// authorized caller may therefore use any cursor
+// (docs/architecture.md#diff-cursor).
 //
 // The wire form is "prdiff1." + base64url(JSON) + "." +
 // base64url(first 16 bytes of SHA-256(domain ‖ JSON)), unpadded.

@@ -10,13 +10,13 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
 )
 
-// TestDiffCursorHasNoTTL: seed 000 says there is no cursor TTL. A cursor
-// issued, then decoded a century later on the bubble's fake clock, is the
-// same cursor and still continues the same diff; so a clock read anywhere
-// in issuing or checking a cursor, against a time the cursor carries or
-// one the process keeps, fails this test. The cursor also carries nothing
-// a TTL could be measured from: no field of a time type or with a time's
-// name, at any level.
+// TestDiffCursorHasNoTTL: a diff cursor has no expiry
+// (docs/architecture.md#diff-cursor). A cursor issued, then decoded a century
+// later on the bubble's fake clock, is the same cursor and still continues
+// the same diff; so a clock read anywhere in issuing or checking a cursor,
+// against a time the cursor carries or one the process keeps, fails this
+// test. The cursor also carries nothing a TTL could be measured from: no
+// field of a time type or with a time's name, at any level.
 func TestDiffCursorHasNoTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := sampleCursor()

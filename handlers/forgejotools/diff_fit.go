@@ -17,8 +17,8 @@ import (
 )
 
 // EnvelopeLimit is the most bytes the complete JSON-RPC response to one
-// get_pull_request_diff call may have (seed 000); the diff reader holds
-// responses to the same bound.
+// get_pull_request_diff call may have (docs/architecture.md#page-fitting);
+// the diff reader holds responses to the same bound.
 const EnvelopeLimit = diffpage.EnvelopeLimit
 
 // UnknownIDReserve is what an unknown request id is assumed to take in the

@@ -9,12 +9,13 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 )
 
-// The input rules of seed 004, as argument tags. IDs are positive JSON
-// integers within int64; the triple is exactly agent_work_grant.v1, the
-// integer 1 and 64 lowercase hex; a request key is a canonical lowercase
-// UUIDv4, which the client supplies and the gateway never makes or
-// replaces. Unknown members (a claimed human approval, issuer or agent IDs,
-// sponsorship, scope changes, a state_revision) are refused by args.
+// The input rules of docs/architecture.md#agent-work-grant-contract, as
+// argument tags. IDs are positive JSON integers within int64; the triple is
+// exactly agent_work_grant.v1, the integer 1 and 64 lowercase hex; a request
+// key is a canonical lowercase UUIDv4, which the client supplies and the
+// gateway never makes or replaces. Unknown members (a claimed human approval,
+// issuer or agent IDs, sponsorship, scope changes, a state_revision) are
+// refused by args.
 
 type listGrantsArgs struct {
 	Page  *int64  `json:"page" min:"1" desc:"Page number, 1-based; 30 grants per page. Continue with next_page until has_more is false."`
@@ -61,9 +62,10 @@ type submissionArgs struct {
 
 // Grant tools need a caller whose bearer Forgejo judges
 // (toolset.ForgejoCredential: the request bearer over HTTP, the process's
-// configured token or Basic credentials over stdio, seed 004); Forgejo
-// enforces its own token scopes (read:repository, write:issue), so the
-// gateway declares none. Confirmation and submission spend the write budget.
+// configured token or Basic credentials over stdio,
+// docs/architecture.md#flow-stdio-session); Forgejo enforces its own token
+// scopes (read:repository, write:issue), so the gateway declares none.
+// Confirmation and submission spend the write budget.
 var (
 	grantReadPolicy  = middleware.ToolPolicy{}
 	grantWritePolicy = middleware.ToolPolicy{Write: true}
@@ -136,7 +138,8 @@ func GrantTools(c *forgejo.Client) []toolset.Tool {
 // caller's own Forgejo credential, is unavailable without a Forgejo origin,
 // and reaches the open world. A read is also read-only and idempotent on
 // the read budget; a write spends the write budget and is advertised as
-// neither (seed 004 wants an uncertain write read back, never retried).
+// neither (an uncertain write is read back, never retried:
+// docs/architecture.md#agent-work-grant-contract).
 func grantTool(c *forgejo.Client, write bool, t toolset.Tool) toolset.Tool {
 	t.Needs, t.Unavailable, t.OpenWorld = toolset.ForgejoCredential, unavailable(c), true
 	if write {

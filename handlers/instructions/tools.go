@@ -1,7 +1,8 @@
 // Package instructions is the instruction catalog served beside the
-// document tools at /mcp/documents (seed 002, "Catalog dispatch"; DESIGN
-// §7): catalog profiles assembled from allowlisted instruction documents,
-// and workflows that freeze exactly what a dispatch was given.
+// document tools at /mcp/documents
+// (docs/architecture.md#instruction-catalog-contract): catalog profiles
+// assembled from allowlisted instruction documents, and workflows that freeze
+// exactly what a dispatch was given.
 //
 // A profile's layers come in a fixed order: the account's core and the
 // text of the profile's mode (worker, verifier, …), then the profile's role

@@ -63,8 +63,8 @@ const metadataRateText = "Too many client metadata documents were fetched; try a
 // writeMetadataRefusal answers a token or revocation request that failed
 // because its client metadata document cannot be used — with the one
 // generic invalid_client, or past a fetch rate 429 with Retry-After (the
-// gateway's answer to every bound, DESIGN §4) — and reports whether it
-// did.
+// gateway's answer to every bound, docs/architecture.md#load-bounds) — and
+// reports whether it did.
 func writeMetadataRefusal(w http.ResponseWriter, err error) bool {
 	var mr *metadataRefusal
 	switch {

@@ -12,7 +12,7 @@ import (
 
 // The points where real MCP clients (the official TypeScript SDK, IDEs,
 // desktop apps) need the server to be no stricter than OAuth 2.1, RFC 8252
-// and the MCP authorization spec (DESIGN §8.1, issue 16).
+// and the MCP authorization spec (docs/architecture.md#authorization-server).
 
 // TestOptionalState: PKCE carries the CSRF protection, so state may be
 // absent (no state comes back, not even an empty one), short, or long;

@@ -13,7 +13,8 @@ import (
 // The two endpoints anyone may call that make the gateway store something
 // — /oauth/authorize (a login session) and /oauth/register (a client) —
 // are limited per client address. With Config.NewCounter the counts live
-// in Redis, so every replica spends from one limit per address (DESIGN §4).
+// in Redis, so every replica spends from one limit per address
+// (docs/architecture.md#load-bounds).
 
 // Default per-address limits.
 const (

@@ -134,16 +134,15 @@ func clientRedirect(loc string) (string, error) {
 	return u.String(), nil
 }
 
-// Every client of this server is unverified in the sense of RFC 9700
-// §4.11.2: anyone may register one (RFC 7591) or name a metadata document
-// (cimd.go), with any redirect URI the registration rules accept. An error
-// found before the user has signed in and seen the consent page, which
-// names where the browser returns to, is therefore shown on the gateway's
-// own page (refusePage) and never redirected: otherwise a link to
-// /oauth/authorize without PKCE would send the browser straight to the
-// registrant's URI, and the gateway's origin would be an open redirector.
-// Only the user's answer on the consent page goes back to the client
-// (answerClient).
+// Every client of this server is unverified in the sense of RFC 9700 §4.11.2:
+// anyone may register one (RFC 7591) or name a metadata document (cimd.go),
+// with any redirect URI the registration rules accept. An error found before
+// the user has signed in and seen the consent page, which names where the
+// browser returns to, is therefore shown on the gateway's own page
+// (refusePage) and never redirected: otherwise a link to /oauth/authorize
+// without PKCE would send the browser straight to the registrant's URI, and
+// the gateway's origin would be an open redirector. Only the user's answer on
+// the consent page goes back to the client (answerClient).
 
 // refusePage shows an authorization error on the gateway's error page,
 // with its OAuth error code; nothing is sent to the client.

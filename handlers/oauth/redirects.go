@@ -9,10 +9,11 @@ import (
 	"strings"
 )
 
-// The one rule for redirect URIs (DESIGN §8): at registration, in a client
-// metadata document, for the redirect_uri of an authorization request, and
-// as fosite's secure-redirect check. A redirect URI is where the browser
-// carries a code, so only targets that hand it to the client are allowed:
+// The one rule for redirect URIs (docs/architecture.md#authorization-server):
+// at registration, in a client metadata document, for the redirect_uri of an
+// authorization request, and as fosite's secure-redirect check. A redirect
+// URI is where the browser carries a code, so only targets that hand it to
+// the client are allowed:
 //
 //   - https with a host;
 //   - http on a loopback host (RFC 8252 §7.3; any port is matched);
@@ -33,9 +34,9 @@ import (
 // printable ASCII.
 
 // DefaultAppRedirectSchemes are the single-label private-use schemes
-// allowed unless the operator says otherwise: the IDEs DESIGN §8 names
-// (Cursor registers cursor://anysphere.cursor-mcp/oauth/callback, VS Code
-// vscode://…).
+// allowed unless the operator says otherwise: the IDEs
+// docs/oauth.md#redirect-schemes names (Cursor registers
+// cursor://anysphere.cursor-mcp/oauth/callback, VS Code vscode://…).
 var DefaultAppRedirectSchemes = []string{"cursor", "vscode"}
 
 // redirectRule checks redirect URIs; its zero value allows no single-label

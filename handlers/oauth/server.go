@@ -1,9 +1,10 @@
 // Package oauth is the gateway's OAuth 2.1 authorization server for the
-// documents endpoint (DESIGN §8): RFC 8414 metadata, RFC 7591 dynamic
-// client registration, /oauth/authorize (code + PKCE S256, RFC 8707
-// resource), login at an OpenID Connect identity provider, a consent page
-// where the user picks the project, /oauth/token (authorization_code, and
-// refresh_token with rotation and reuse detection) and /oauth/revoke.
+// documents endpoint (docs/architecture.md#identity-and-oauth): RFC 8414
+// metadata, RFC 7591 dynamic client registration, /oauth/authorize (code +
+// PKCE S256, RFC 8707 resource), login at an OpenID Connect identity
+// provider, a consent page where the user picks the project, /oauth/token
+// (authorization_code, and refresh_token with rotation and reuse detection)
+// and /oauth/revoke.
 //
 // The protocol is github.com/ory/fosite's; this package adds what fosite
 // lacks (registration, the RFC 8707 resource check, the metadata document,
@@ -50,7 +51,8 @@ type Scope struct {
 	Description string
 }
 
-// Token lifetimes (DESIGN §8: short-lived, codes single-use within 60 s).
+// Token lifetimes (docs/architecture.md#authorization-server: short-lived,
+// codes single-use within 60 s).
 const (
 	DefaultAccessTokenTTL  = time.Hour
 	DefaultRefreshTokenTTL = 30 * 24 * time.Hour

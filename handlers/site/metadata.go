@@ -29,7 +29,8 @@ func ForgejoResource(publicURL string, forgejoOrigin *url.URL) http.HandlerFunc 
 }
 
 // DocumentsResource is the RFC 9728 metadata of /mcp/documents: its
-// authorization server is this gateway (DESIGN §3). Without an identity
+// authorization server is this gateway
+// (docs/architecture.md#endpoints-and-transports). Without an identity
 // provider (oidc.issuer) that server's own metadata answers that it is not
 // configured, so a client learns why it cannot authorize, and tokens come
 // from the admin CLI alone. scopes is asked on every request.

@@ -14,9 +14,9 @@ import (
 // stdioIDKey is the _meta member through which a stdio call's own request
 // id reaches its tool. The SDK does not hand a tool the JSON-RPC id, and
 // stdio has no HTTP chain whose MCP peek records it; page fitting needs it
-// (seed 000: the page fits "the actual … RPC ID"). A client cannot set it:
-// the frame reader removes it from every message and sets it on each
-// request, and only a stdio call reads it.
+// (docs/architecture.md#page-fitting: the envelope with the request's own
+// id). A client cannot set it: the frame reader removes it from every message
+// and sets it on each request, and only a stdio call reads it.
 const stdioIDKey = "agent-gateway/stdio-request-id"
 
 // maxStdioLine bounds one line read by the frame reader, the bound the

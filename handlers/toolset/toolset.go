@@ -1,8 +1,8 @@
 // Package toolset turns a list of tools into MCP servers and a Streamable
 // HTTP handler. It owns the result wire format every tool shares: one text
 // content block holding the JSON result (no structured duplicate, so the
-// page budget of seed 000 is not halved), and tool failures as results with
-// isError and {"error":{"code","message",…}}.
+// diff page budget of docs/architecture.md#page-fitting is not halved), and
+// tool failures as results with isError and {"error":{"code","message",…}}.
 package toolset
 
 import (

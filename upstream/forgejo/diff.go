@@ -26,7 +26,7 @@ type DiffEvidenceRequest struct {
 }
 
 // PullDiffEvidence makes the one evidence GET of get_pull_request_diff
-// (DESIGN §5.2, seed 000):
+// (docs/architecture.md#evidence-request-and-framing):
 //
 //	GET /api/v1/repos/{owner}/{repo}/pulls/{index}.diff?binary=true&evidence=v1
 //	Accept: application/json

@@ -9,7 +9,8 @@ import (
 )
 
 // CheckEvidenceFraming checks the native framing of a 200 evidence response
-// (DESIGN §5.2) before any of its body is read:
+// (docs/architecture.md#evidence-request-and-framing) before any of its body
+// is read:
 //
 //   - exactly one Content-Type, application/json with at most a utf-8
 //     charset parameter (IsJSON);
@@ -23,9 +24,10 @@ import (
 // HTTP's own rules decide what "exactly" means for the list-valued fields:
 // directive names and the none token are compared without regard to case,
 // whitespace around list elements is ignored, several field lines are one
-// list (RFC 9110 §5.3), and empty list elements are skipped (§5.6.1); a
-// directive with an argument (private="x"), a repeated one or any other one
-// is refused. Via and every other header are not looked at.
+// list (RFC 9110 §5.3), and empty list elements are skipped
+// (RFC 9110 §5.6.1); a directive with an argument (private="x"), a repeated
+// one or any other one is refused. Via and every other header are not looked
+// at.
 //
 // A refusal is evidence_framing and names the header, never its value.
 func CheckEvidenceFraming(resp *http.Response) *toolerr.Error {

@@ -132,8 +132,9 @@ func codeOf(t *testing.T, err error) toolerr.Code {
 	return te.Code
 }
 
-// TestEvidenceFraming: every framing rule of DESIGN §5.2, with what HTTP
-// itself allows (case, whitespace, split field lines, Via) accepted.
+// TestEvidenceFraming: every framing rule of
+// docs/architecture.md#evidence-request-and-framing, with what HTTP itself
+// allows (case, whitespace, split field lines, Via) accepted.
 func TestEvidenceFraming(t *testing.T) {
 	body := sampleEntity()
 	n := strconv.Itoa(len(body))
@@ -152,8 +153,8 @@ func TestEvidenceFraming(t *testing.T) {
 		{name: "accept-ranges None", resp: answer("200 OK", []string{"Accept-Ranges"}, []string{"Accept-Ranges: None"}, body), want: ok},
 
 		{name: "no content type", resp: answer("200 OK", []string{"Content-Type"}, nil, body), want: toolerr.EvidenceFraming},
-		// A non-JSON media type is how a stock forge answers (issue 15):
-		// it lacks the extension, which is not a framing fault.
+		// A non-JSON media type is how a stock forge answers: it lacks the
+		// extension, which is not a framing fault.
 		{name: "text/plain", resp: answer("200 OK", []string{"Content-Type"}, []string{"Content-Type: text/plain"}, body), want: toolerr.ForgeUnsupported},
 		{name: "text/html", resp: answer("200 OK", []string{"Content-Type"}, []string{"Content-Type: text/html; charset=utf-8"}, body), want: toolerr.ForgeUnsupported},
 		{name: "latin-1 charset", resp: answer("200 OK", []string{"Content-Type"}, []string{"Content-Type: application/json; charset=latin1"}, body), want: toolerr.EvidenceFraming},
@@ -219,13 +220,15 @@ func TestEvidenceFraming(t *testing.T) {
 	}
 }
 
-// TestEvidenceDuplicateContentLength: seed 000 wants one canonical
-// Content-Length line. Over HTTP/1.1 net/http merges repeated identical
-// lines into one before any header is visible, so the strict transport
-// counts them on the connection: two lines are evidence_framing whether
-// they agree and however they are spelled; one line in any spelling is
-// read. Over HTTP/2 the repeated field stays visible in the header, which
-// the transport and CheckEvidenceFraming (below) both refuse.
+// TestEvidenceDuplicateContentLength: the evidence framing wants one
+// canonical Content-Length line
+// (docs/architecture.md#evidence-request-and-framing). Over HTTP/1.1 net/http
+// merges repeated identical lines into one before any header is visible, so
+// the strict transport counts them on the connection: two lines are
+// evidence_framing whether they agree and however they are spelled; one line
+// in any spelling is read. Over HTTP/2 the repeated field stays visible in
+// the header, which the transport and CheckEvidenceFraming (below) both
+// refuse.
 func TestEvidenceDuplicateContentLength(t *testing.T) {
 	body := sampleEntity()
 	n := strconv.Itoa(len(body))

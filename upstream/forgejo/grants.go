@@ -15,7 +15,8 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
-// The proposal triple's fixed members (seed 004).
+// The proposal triple's fixed members
+// (docs/architecture.md#agent-work-grant-contract).
 const (
 	ProposalSchema  = "agent_work_grant.v1"
 	ProposalVersion = 1

@@ -13,10 +13,11 @@ import (
 // one well-formed link: rel="next" means more, its absence means none.
 // Otherwise (no Link header, or one that cannot be parsed) X-Total-Count
 // decides, measured by seenThrough against what the page actually held
-// (seed 004: continuation holds "even if Core clamps the width"). Link URLs
-// are parsed for their rel only and never followed. The page is the
-// caller's (any positive int64): the last representable page has no next
-// one, whatever Core says, and the arithmetic never wraps around.
+// (docs/architecture.md#agent-work-grant-contract: has_more is "right even
+// when Core clamps the width"). Link URLs are parsed for their rel only and
+// never followed. The page is the caller's (any positive int64): the last
+// representable page has no next one, whatever Core says, and the arithmetic
+// never wraps around.
 func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
 	p := &Page[T]{Items: items, Page: page}
 	if total, ok := totalCount(h); ok {

@@ -1,8 +1,9 @@
 // Package github is the gateway's client of the GitHub REST API: GitHub App
 // authentication (an RS256 app JWT exchanged for short-lived installation
 // tokens, cached per installation), the repository Contents route the
-// documents catalog reads (seed 002, DESIGN §6), and the branch route that
-// catalog dispatch resolves tracking sources with (DESIGN §7).
+// documents catalog reads (docs/architecture.md#documents-contract), and the
+// branch route that catalog dispatch resolves tracking sources with
+// (docs/architecture.md#instruction-catalog-contract).
 //
 // Every request goes through the strict upstream client, bound to the one
 // configured GitHub API origin: path segments are escaped one by one,

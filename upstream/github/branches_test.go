@@ -99,9 +99,9 @@ func TestBranchHeadFaults(t *testing.T) {
 }
 
 // TestBranchHeadStrict: the branch answer gets the strict check the other
-// answers had (issue 14 point 1). Before, parseBranch decoded with
-// encoding/json alone, so a repeated or case-folded commit resolved to the
-// last one while another reader saw the first.
+// answers had. Before, parseBranch decoded with encoding/json alone, so a
+// repeated or case-folded commit resolved to the last one while another
+// reader saw the first.
 func TestBranchHeadStrict(t *testing.T) {
 	s := newStack(t, githubemu.Options{}, true)
 	sha := s.docs.Commit

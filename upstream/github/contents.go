@@ -20,7 +20,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
-// Bounds of seed 002.
+// Bounds of docs/architecture.md#documents-contract.
 const (
 	// MaxFileBytes is the largest document read: 1 MiB decoded.
 	MaxFileBytes = 1 << 20

@@ -309,7 +309,8 @@ func TestUnconfigured(t *testing.T) {
 }
 
 func TestTokenCache(t *testing.T) {
-	// Seed 002 (a read-only injected credential), DESIGN §6: each mint asks
+	// A read-only injected credential
+	// (docs/architecture.md#github-app-and-installation-tokens): each mint asks
 	// for contents read on the one repository read, and the cache keeps one
 	// token per installation and repository.
 	t.Run("narrowed and cached per installation and repository", func(t *testing.T) {

@@ -32,7 +32,7 @@ func jsonAnswer(status int, body string) hostile.Answer {
 	return hostile.Answer{Status: status, Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}}, Body: []byte(body)}
 }
 
-// hostileFile is a genuine Contents answer for docs/guide.md.
+// hostileFile is a genuine Contents answer for a file guide.md at path.
 func hostileFile(path string) string {
 	content := []byte(strings.Repeat("A guide line.\n", 200))
 	b, _ := json.Marshal(map[string]any{

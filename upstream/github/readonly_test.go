@@ -20,15 +20,16 @@ import (
 // httpMethods are the request methods, as Go source could spell them.
 var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE"}
 
-// TestNoGitHubWritePath is the static half of seed 002's "does not push
-// code, open pull requests, or change deployment infrastructure": in the
-// package's production code every request method is http.MethodGet, but
-// one http.MethodPost in the declaration of routeMint (the installation
-// token, which writes nothing of a repository), and an exchange's method
-// is set only from a method constant or, in apiExchange, from its route's.
-// A method from another variable or a string, any other method constant,
-// a second POST, or a request built other than through upstream.Exchange
-// (NewRequest, Do) fails it.
+// TestNoGitHubWritePath is the static half of the read-only rule of
+// docs/architecture.md#documents-contract (the gateway pushes no code, opens
+// no pull request and changes no deployment infrastructure): in the package's
+// production code every request method is http.MethodGet, but one
+// http.MethodPost in the declaration of routeMint (the installation token,
+// which writes nothing of a repository), and an exchange's method is set only
+// from a method constant or, in apiExchange, from its route's. A method from
+// another variable or a string, any other method constant, a second POST, or
+// a request built other than through upstream.Exchange (NewRequest, Do) fails
+// it.
 func TestNoGitHubWritePath(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {

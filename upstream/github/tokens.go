@@ -28,11 +28,11 @@ const maxTokenResponse = 64 << 10
 const mintTimeout = 2 * time.Minute
 
 // Installations mints and caches installation tokens. Each token is
-// narrowed to what the gateway does with it (seed 002: "a read-only
-// injected credential"; DESIGN §6): contents read on the one repository it
-// is minted for, so one entry is cached per installation and repository.
-// Concurrent callers for the same pair share one mint (one flight per
-// pair), so a burst of calls on a cold cache mints once.
+// narrowed to what the gateway does with it (a read-only injected credential,
+// docs/architecture.md#github-app-and-installation-tokens): contents read on
+// the one repository it is minted for, so one entry is cached per
+// installation and repository. Concurrent callers for the same pair share one
+// mint (one flight per pair), so a burst of calls on a cold cache mints once.
 type Installations struct {
 	up  *upstream.Client
 	app *App // nil: no App configured, every call is provider_unconfigured

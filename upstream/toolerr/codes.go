@@ -63,7 +63,7 @@ const (
 	// extension, which the error's "extension" detail names.
 	ForgeUnsupported Code = "forge_unsupported"
 
-	// PR diff evidence (seed 000).
+	// PR diff evidence (docs/architecture.md#diff-errors).
 	EvidenceUnavailable      Code = "evidence_unavailable"
 	EvidenceFraming          Code = "evidence_framing"
 	EvidenceMalformed        Code = "evidence_malformed"
@@ -72,10 +72,10 @@ const (
 	CursorStale              Code = "cursor_stale"
 	EnvelopeTooSmall         Code = "envelope_too_small"
 
-	// Agent work grants (seed 004).
+	// Agent work grants (docs/architecture.md#agent-work-grant-contract).
 	DeliveryUncertain Code = "delivery_uncertain"
 
-	// Documents (seed 002).
+	// Documents (docs/architecture.md#documents-contract).
 	RuntimeUnconfigured    Code = "runtime_unconfigured"
 	SourceRequiresDispatch Code = "source_requires_dispatch"
 	SourceRevoked          Code = "source_revoked"
@@ -91,7 +91,8 @@ const (
 	ProviderRateLimited    Code = "provider_rate_limited"
 	ResponseTooLarge       Code = "response_too_large"
 
-	// Instruction catalog and dispatch (seed 002, DESIGN §7).
+	// Instruction catalog and dispatch
+	// (docs/architecture.md#instruction-catalog-contract).
 	ProfileIncomplete     Code = "profile_incomplete"
 	CatalogBudgetExceeded Code = "catalog_budget_exceeded"
 	CatalogChanged        Code = "catalog_changed"

@@ -1,14 +1,16 @@
 // Package diffpage is the wire shape of one get_pull_request_diff result
-// (docs/tools.md, DESIGN §5.2). The gateway's tool writes it and the diff
-// reader (server/diffread, `agent-gateway diff`) reads it; one type for both
-// keeps the writer and the reader from drifting apart member by member.
+// (docs/tools.md, docs/architecture.md#pr-diff-contract). The gateway's tool
+// writes it and the diff reader (server/diffread, `agent-gateway diff`) reads
+// it; one type for both keeps the writer and the reader from drifting apart
+// member by member.
 package diffpage
 
 import "encoding/json"
 
 // EnvelopeLimit is the most bytes the complete JSON-RPC response to one
-// get_pull_request_diff call may have (seed 000): the tool fits every page
-// under it, and the reader refuses a response over it.
+// get_pull_request_diff call may have (docs/architecture.md#page-fitting):
+// the tool fits every page under it, and the reader refuses a response over
+// it.
 const EnvelopeLimit = 49000
 
 // Requested is the pull request a page says it was asked for.

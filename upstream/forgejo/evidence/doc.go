@@ -1,6 +1,6 @@
 // Package evidence verifies a Forgejo PR diff evidence entity
-// (forgejo.pr-diff-evidence.v1, DESIGN §5.2, seed 000) while it streams in,
-// and hands back one window of the verified diff.
+// (forgejo.pr-diff-evidence.v1, docs/architecture.md#evidence-entity) while
+// it streams in, and hands back one window of the verified diff.
 //
 // It is hand-written on purpose: no JSON or base64 library checks what the
 // contract needs (duplicate members at every level, canonical base64 with no
@@ -20,11 +20,11 @@
 //     the "data" string: member names, punctuation, whitespace and the other
 //     values. An endless run of whitespace is therefore refused like an
 //     oversized member.
-//   - Every object whose shape §5.2 fixes refuses unknown members, not only
-//     the top level: the schema is versioned, so a new member is a new
-//     schema. Every member shown in §5.2 is required; only
-//     observations.target_tip.oid and observations.original_fork.repository_id
-//     may be null.
+//   - Every object whose shape docs/architecture.md#evidence-entity fixes
+//     refuses unknown members, not only the top level: the schema is
+//     versioned, so a new member is a new schema. Every member shown there is
+//     required; only observations.target_tip.oid and
+//     observations.original_fork.repository_id may be null.
 //   - Leading and trailing JSON whitespace (space, tab, CR, LF) around the
 //     top-level object is allowed, because it is part of a JSON text and Go's
 //     json.Encoder (which Forgejo uses) ends its output with a newline; any
@@ -35,8 +35,9 @@
 //     inside "data", where any escape is non-canonical base64.
 //   - The manifest keeps each metadata value exactly as received (string
 //     escapes and number spelling included), drops insignificant whitespace
-//     and orders members as §5.2 shows them at every level, so equal entities
-//     give equal manifests whatever order their members came in.
+//     and orders members as docs/architecture.md#evidence-entity shows them
+//     at every level, so equal entities give equal manifests whatever order
+//     their members came in.
 //   - Labels (branch_b64) may be empty: "" is the canonical base64 of zero
 //     bytes, and the contract asks only for canonical base64.
 //   - A requested offset beyond the verified byte count is cursor_stale (see

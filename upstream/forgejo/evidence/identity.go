@@ -108,7 +108,8 @@ func (f *fields) label(path string) {
 
 func (f *fields) isNull(path string) bool { return f.v[path].tok == tokNull }
 
-// identityOf applies the §5.2 rules to the parsed metadata; shape and JSON
+// identityOf applies the identity rules of
+// docs/architecture.md#evidence-entity to the parsed metadata; shape and JSON
 // types were already enforced by the parser.
 func identityOf(v map[string]value, req Request) (Identity, error) {
 	f := &fields{v: v}

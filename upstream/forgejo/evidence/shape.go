@@ -31,8 +31,9 @@ type field struct {
 	shape    shape // members of a kindObject field
 }
 
-// shape lists an object's members in §5.2 order: the order the manifest
-// uses. Every member is required; none other is allowed.
+// shape lists an object's members in the member order of
+// docs/architecture.md#evidence-entity: the order the manifest uses. Every
+// member is required; none other is allowed.
 type shape []field
 
 func (s shape) field(name string) *field {
@@ -52,7 +53,8 @@ func str(name string) field          { return field{name: name, kind: kindString
 func num(name string) field          { return field{name: name, kind: kindNumber} }
 func obj(name string, s shape) field { return field{name: name, kind: kindObject, shape: s} }
 
-// entityShape is forgejo.pr-diff-evidence.v1 without "data" (DESIGN §5.2).
+// entityShape is forgejo.pr-diff-evidence.v1 without "data"
+// (docs/architecture.md#evidence-entity).
 var entityShape = shape{
 	str("schema"),
 	obj("repository", shape{num("id"), str("owner"), str("name")}),

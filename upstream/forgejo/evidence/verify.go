@@ -33,7 +33,7 @@ const (
 	StatusMissing = "missing"
 )
 
-// Bounds from seed 000, "Bounds and transport".
+// Bounds of docs/architecture.md#streaming-and-memory.
 const (
 	// InputBufferSize is the one input buffer every entity byte passes through.
 	InputBufferSize = 16 << 10
@@ -68,8 +68,8 @@ type Request struct {
 // unless the whole entity passed every check.
 type Verified struct {
 	// Manifest is a compact JSON object holding every top-level member of the
-	// entity except "data", members in §5.2 order at every level, values as
-	// received.
+	// entity except "data", members in the member order of
+	// docs/architecture.md#evidence-entity at every level, values as received.
 	Manifest json.RawMessage
 	// Identity holds the parsed fields a cursor binds.
 	Identity Identity
@@ -106,10 +106,11 @@ type Identity struct {
 }
 
 // Verify reads one evidence entity from r to its end and checks all of it:
-// strict JSON, the §5.2 shape and identity rules, canonical base64, and the
-// decoded byte count and SHA-256 against content. Only when every check passed
-// after the final closing brace (and end of input) does it return the window
-// at req.Offset; on any error the result is nil, never a partial window.
+// strict JSON, the shape and identity rules of
+// docs/architecture.md#evidence-entity, canonical base64, and the decoded
+// byte count and SHA-256 against content. Only when every check passed after
+// the final closing brace (and end of input) does it return the window at
+// req.Offset; on any error the result is nil, never a partial window.
 //
 // Errors are *toolerr.Error: evidence_malformed, evidence_metadata_too_large,
 // cursor_stale wrapping ErrOffsetBeyondEnd, invalid_arguments for a Request

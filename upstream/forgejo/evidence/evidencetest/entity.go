@@ -22,8 +22,8 @@ import (
 var DefaultTime = time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
 
 // Entity holds the values of one entity's metadata. The writer spells them
-// out in §5.2 shape; nothing here is validated, so any of them can be made
-// wrong on purpose.
+// out in the shape of docs/architecture.md#evidence-entity; nothing here is
+// validated, so any of them can be made wrong on purpose.
 type Entity struct {
 	RepositoryID  int64
 	Owner, Name   string

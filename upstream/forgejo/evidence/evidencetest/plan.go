@@ -61,7 +61,8 @@ func jnullable(s string) string {
 	return jstr(s)
 }
 
-// tree spells e out in §5.2 shape and order, "data" last.
+// tree spells e out in the shape and member order of
+// docs/architecture.md#evidence-entity, "data" last.
 func (p *plan) tree(e Entity) *node {
 	fork := "null"
 	if e.ForkRepositoryID != 0 {

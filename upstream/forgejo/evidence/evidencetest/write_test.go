@@ -84,8 +84,9 @@ func ifPadded(n int64, o ...et.Option) []et.Option {
 	return o
 }
 
-// TestCanonical: the default output is compact JSON in §5.2 order whose
-// data is the standard base64 of the diff.
+// TestCanonical: the default output is compact JSON in the member order of
+// docs/architecture.md#evidence-entity whose data is the standard base64 of
+// the diff.
 func TestCanonical(t *testing.T) {
 	diff := diffOf(1000)
 	b := et.Bytes(et.Sample(), diff)
