@@ -48,8 +48,8 @@ type Options struct {
 	// MaxResponseBytes.
 	IdleTimeout time.Duration
 	// MaxBytes, when positive, is the longest diff Read accepts
-	// (Verifier.MaxBytes); by default there is none, as the seed sets no
-	// total cap.
+	// (Verifier.MaxBytes); by default there is none, as the diff contract
+	// sets no total cap (docs/architecture.md#streaming-and-memory).
 	MaxBytes int64
 	// Progress, when set, is called after each verified page.
 	Progress func(Progress)
