@@ -9,9 +9,9 @@ import (
 )
 
 // loadBounds are the gateway-wide bounds on what callers can make it hold
-// at once (DESIGN §4): requests in flight and buffered body bytes here,
-// open connections on the listener (connLimiter). Each is a gauge, and
-// every refusal a count by bound, in /metrics.
+// at once (docs/architecture.md#load-bounds): requests in flight and buffered
+// body bytes here, open connections on the listener (connLimiter). Each is a
+// gauge, and every refusal a count by bound, in /metrics.
 type loadBounds struct {
 	inFlight   *middleware.InFlight
 	bodies     *middleware.BodyBudget

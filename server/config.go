@@ -27,10 +27,10 @@ type Config struct {
 	// ReadHeaderTimeout bounds how long a client may take to send a
 	// request's headers; a slowloris client is cut off after it.
 	ReadHeaderTimeout time.Duration
-	// The bounds on what callers can make the gateway hold at once (DESIGN
-	// §4): open connections in all and per client IP, requests in flight in
-	// all and per client IP, and request-body bytes buffered in all and
-	// per client IP.
+	// The bounds on what callers can make the gateway hold at once
+	// (docs/architecture.md#load-bounds): open connections in all and per
+	// client IP, requests in flight in all and per client IP, and
+	// request-body bytes buffered in all and per client IP.
 	MaxConnections       int
 	MaxConnectionsPerIP  int
 	MaxInFlight          int
@@ -87,9 +87,9 @@ type Config struct {
 	OIDCScopes           []string
 
 	// OAuth bounds what anonymous callers can make the authorization
-	// server hold (DESIGN §4): per-address limits on the two endpoints
-	// that store rows, and how long rows live before the purge removes
-	// them.
+	// server hold (docs/architecture.md#load-bounds): per-address limits on
+	// the two endpoints that store rows, and how long rows live before the
+	// purge removes them.
 	OAuthAuthorizePerMinute    int
 	OAuthRegisterPerMinute     int
 	OAuthLoginTTL              time.Duration
@@ -107,7 +107,7 @@ type Config struct {
 	DispatchesPerHour int
 
 	// OAuthClientMetadataHosts allowlists the hosts of Client ID Metadata
-	// Documents (issue 16); empty keeps them off, since a fetch is the
+	// Documents; empty keeps them off, since a fetch is the
 	// gateway's only request to an origin a caller picks.
 	OAuthClientMetadataHosts []string
 	// OAuthClientMetadataAllowLoopback lets such a document live on a

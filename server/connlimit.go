@@ -17,10 +17,10 @@ import (
 // per client address (the TCP peer, counted by middleware.ClientKey: an
 // IPv6 peer by its http.client_ipv6_prefix, so one host's addresses share
 // one bound). Hundreds of connections each holding
-// a slow request made the gateway hold hundreds of megabytes (issue 13).
-// Past the total bound the connection idle the longest (a keep-alive
-// between requests, or one that has sent nothing yet) is closed to make
-// room; with none idle, the new connection is refused. Past a client
+// a slow request made the gateway hold hundreds of megabytes in the
+// hostile-load run. Past the total bound the connection idle the longest (a
+// keep-alive between requests, or one that has sent nothing yet) is closed to
+// make room; with none idle, the new connection is refused. Past a client
 // address's bound, its new connection is refused. A refused connection is
 // answered 503 with Retry-After on plain HTTP, and closed.
 //

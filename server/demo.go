@@ -124,8 +124,10 @@ func startDemoUpstreams(tmp, publicURL string) (*demoUpstreams, error) {
 		up.close()
 		return nil, err
 	}
-	// The human side of seed 004, done as the owner would in Core's
-	// browser: a grant for the bot, awaiting the bot's confirmation.
+	// The human side of the agent work grant contract
+	// (docs/architecture.md#agent-work-grant-contract), done as the owner
+	// would in Core's browser: a grant for the bot, awaiting the bot's
+	// confirmation.
 	d := up.forgejoDemo
 	if up.grant, err = up.forgejo.PrepareGrant(d.Owner, d.PublicRepo, d.Bot, d.Owner, forgejoemu.GrantProposal{
 		Task:    "Read pull request #1's verified diff and file an Issue listing what it changes.",

@@ -71,7 +71,8 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 }
 
 // documentsCatalog is the catalog served at /mcp/documents: the document
-// tools (DESIGN §6) and the instruction catalog (DESIGN §7).
+// tools (docs/architecture.md#documents-contract) and the instruction
+// catalog (docs/architecture.md#instruction-catalog-contract).
 func documentsCatalog(o documents.Options, io instructions.Options) *toolset.Toolset {
 	return toolset.New("agent-gateway-documents", Version,
 		"Read the project's allowlisted GitHub documents, pinned to commits. Start with runtime_bootstrap_get, "+

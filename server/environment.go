@@ -17,8 +17,9 @@ const envPrefix = "AGENT_GATEWAY_"
 // variable in one must be a setting's or one of otherVariables, or Load
 // refuses it as it refuses an unknown YAML key, since a misspelt name
 // would otherwise leave its setting at the default without a word.
-// HEYAIRA_ is the seed's product's namespace, shared with the rest of it
-// (the seed itself names other HEYAIRA_* variables); of it the gateway
+// HEYAIRA_ is the namespace of the product the source contracts come from
+// (docs/architecture.md#where-the-rules-come-from), shared with the rest of
+// it, which names other HEYAIRA_* variables; of it the gateway
 // owns only the GitHub App's names, so only HEYAIRA_GITHUB_* is checked.
 var checkedPrefixes = []string{envPrefix, "HEYAIRA_GITHUB_"}
 

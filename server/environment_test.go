@@ -73,7 +73,7 @@ func TestUnknownVariableThroughMain(t *testing.T) {
 }
 
 // TestGitHubAppVariables: each App setting is read from its key's
-// AGENT_GATEWAY_* variable and from the seed's HEYAIRA_* one; both set to
+// AGENT_GATEWAY_* variable and from its HEYAIRA_* one; both set to
 // one value is that value, to different values a problem naming both.
 func TestGitHubAppVariables(t *testing.T) {
 	key, other := rsaKeyFile(t), rsaKeyFile(t)

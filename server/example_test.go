@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// examplePath is the shipped example configuration (DESIGN §10).
+// examplePath is the shipped example configuration
+// (docs/architecture.md#configuration).
 const examplePath = "../configs/agent-gateway.example.yaml"
 
 // exampleValues are the keys whose value in the example file deliberately

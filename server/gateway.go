@@ -152,7 +152,8 @@ func (g *Gateway) knownTool(name string) bool {
 
 // forgejoAuthenticator accepts any bearer but the gateway's own tokens as a
 // passthrough principal: Forgejo, not the gateway, decides whether it is
-// valid (DESIGN §8 item 3). A gateway token (agw_…) is refused with
+// valid (docs/architecture.md#forgejo-token-passthrough). A gateway token
+// (agw_…) is refused with
 // invalid_token, so it is never sent to the Forgejo origin.
 var forgejoAuthenticator = middleware.AuthenticatorFunc(func(_ context.Context, bearer string) (*middleware.Principal, error) {
 	if middleware.IsGatewayToken(bearer) {

@@ -91,8 +91,9 @@ func TestLoadZeroConfig(t *testing.T) {
 	}
 }
 
-// TestEnvNames pins the environment variables of the keys DESIGN §10
-// fixes and of the GitHub App, whose seed names deployments set: scripts
+// TestEnvNames pins the environment variables of the keys
+// docs/architecture.md#configuration fixes and of the GitHub App, whose
+// HEYAIRA_* names deployments set: scripts
 // rely on them. Every key has its AGENT_GATEWAY_* variable, and no
 // variable is read for two keys.
 func TestEnvNames(t *testing.T) {

@@ -21,7 +21,8 @@ import (
 // oidc.scopes says otherwise.
 var defaultOIDCScopes = []string{"openid", "profile", "email"}
 
-// wireOAuth builds the authorization server of /mcp/documents (DESIGN §8).
+// wireOAuth builds the authorization server of /mcp/documents
+// (docs/architecture.md#authorization-server).
 // Without oidc.issuer it is built unconfigured: its endpoints and its
 // metadata answer that it is not configured.
 func (g *Gateway) wireOAuth() error {

@@ -9,7 +9,8 @@ import (
 )
 
 // oauthMetrics count what the authorization server's bounds refused and
-// what the purge removed (DESIGN §4: every bound is counted in /metrics).
+// what the purge removed (docs/architecture.md#load-bounds: every bound is
+// counted in /metrics).
 // Refusals and purge runs are registered on reg; the row counts (rows
 // left, rows purged) on storeReg, which only the metrics listener serves.
 type oauthMetrics struct {

@@ -36,7 +36,7 @@ func every(ctx context.Context, interval time.Duration, tick func(context.Contex
 
 // purgeCounters count one scheduled purge (OAuth rows, workflows): its runs
 // by outcome and the rows it deleted by table. Every bound is counted in
-// /metrics (DESIGN §4), and a purge is what keeps one.
+// /metrics (docs/architecture.md#load-bounds), and a purge is what keeps one.
 type purgeCounters struct {
 	name   string   // in log lines: "OAuth purge", "workflow purge"
 	tables []string // the tables its result reports, in log order

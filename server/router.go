@@ -16,12 +16,13 @@ import (
 )
 
 // Handler assembles the whole HTTP surface. The middleware order is the
-// contract of DESIGN §4; each step says why it sits where it does.
+// contract of docs/architecture.md#middleware-chain; each step says why it
+// sits where it does.
 func (g *Gateway) Handler() http.Handler {
 	r := chi.NewRouter()
-	// The write timeout bounds each write, not the whole response (seed
-	// 000: no total deadline on a diff page); outermost, so it holds the
-	// connection's own writer.
+	// The write timeout bounds each write, not the whole response (no total
+	// deadline on a diff page, docs/architecture.md#operations); outermost,
+	// so it holds the connection's own writer.
 	r.Use(middleware.WriteDeadline(g.cfg.WriteTimeout))
 	// Request ID next, so every later log line and refusal names the request.
 	r.Use(middleware.RequestID)
@@ -29,8 +30,8 @@ func (g *Gateway) Handler() http.Handler {
 	// anything logs or budgets on it; with it the one key every
 	// per-address bound counts by (an IPv6 client by its prefix).
 	r.Use(middleware.ClientIP(g.cfg.TrustedProxies, g.cfg.ClientIPv6Prefix))
-	// The access log wraps recovery (DESIGN lists recovery first): a
-	// recovered panic then still gets its access line, with status 500.
+	// The access log wraps recovery (docs/architecture.md#middleware-chain):
+	// a recovered panic then still gets its access line, with status 500.
 	r.Use(middleware.AccessLog(g.log))
 	r.Use(middleware.Recover(g.log))
 	// Metrics see every request, including refusals of the MCP chain below.
@@ -66,10 +67,12 @@ func (g *Gateway) Handler() http.Handler {
 		ResourceMetadataURL: g.cfg.PublicURL + "/.well-known/oauth-protected-resource/mcp/forgejo",
 	}}, forgejoAuthenticator))
 
-	// The documents endpoint requires a gateway-issued bearer (DESIGN §6).
+	// The documents endpoint requires a gateway-issued bearer
+	// (docs/architecture.md#endpoints-and-transports).
 	r.Method(http.MethodGet, "/.well-known/oauth-protected-resource/mcp/documents", oauth.CORS(site.DocumentsResource(g.cfg.PublicURL, func() []string { return g.oauth.ScopesSupported() })))
 	r.Method(http.MethodOptions, "/.well-known/oauth-protected-resource/mcp/documents", oauth.CORS(http.NotFoundHandler()))
-	// Its authorization server (DESIGN §8): metadata and /oauth/*.
+	// Its authorization server (docs/architecture.md#authorization-server):
+	// metadata and /oauth/*.
 	g.mountOAuth(r)
 	r.Handle("/mcp/documents", g.mcpChain(g.documentsC, middleware.AuthOptions{
 		Required: true,

@@ -23,8 +23,8 @@ import (
 //   - key: the dotted YAML key, which every problem report names;
 //   - flag: the command-line flag, "" for none;
 //   - aliases: environment variables read besides Env (AGENT_GATEWAY_ and
-//     the key upper-cased, dots as underscores), such as the seed's
-//     HEYAIRA_* names; two of them set to different values are refused;
+//     the key upper-cased, dots as underscores), such as the GitHub
+//     App's HEYAIRA_* names; two of them set to different values are refused;
 //   - envOnly: a secret, accepted from the environment only, never from
 //     YAML or a flag (a *_file key beside it reads it from a file);
 //   - hide: --config-test prints only (set) or (unset), as it does for
@@ -159,7 +159,9 @@ var settings = []setting{
 	{key: "forgejo.password_file", help: "stdio only: file holding the Basic-auth password", field: textField(func(c *Config) *string { return &c.ForgejoPassFile })},
 	{key: "github.api_origin", def: "https://api.github.com", help: "GitHub API origin", field: originField(func(c *Config) **url.URL { return &c.GitHubAPIOrigin })},
 	{key: "github.io_timeout", def: "30s", help: "per-request I/O timeout towards GitHub", field: durationField(func(c *Config) *time.Duration { return &c.GitHubIOTimeout })},
-	// The seed's variable names (002) stay beside the ones of the keys.
+	// The GitHub App's HEYAIRA_* names
+	// (docs/architecture.md#github-app-and-installation-tokens) stay beside
+	// the ones of the keys.
 	{key: "github.app_id", aliases: []string{"HEYAIRA_GITHUB_APP_ID"}, help: "GitHub App ID; 0 for none", field: field{
 		set: func(c *Config, v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)

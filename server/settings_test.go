@@ -91,9 +91,9 @@ func checkSetting(t *testing.T, key string, field func(Config) string, cases []s
 }
 
 // TestAppRedirectSchemesSetting: oauth.app_redirect_schemes defaults to
-// the IDE schemes DESIGN §8 names, takes a list of single-label schemes
-// (lower-cased), may be emptied, and refuses what the redirect rule never
-// allows, naming each bad entry.
+// the IDE schemes docs/oauth.md#redirect-schemes names, takes a list of
+// single-label schemes (lower-cased), may be emptied, and refuses what the
+// redirect rule never allows, naming each bad entry.
 func TestAppRedirectSchemesSetting(t *testing.T) {
 	if got := Default().OAuthAppRedirectSchemes; strings.Join(got, ",") != "cursor,vscode" {
 		t.Fatalf("default %v", got)

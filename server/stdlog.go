@@ -12,9 +12,10 @@ import (
 // text. net/http's client writes there, and one of its lines quotes the
 // peer: "Unsolicited response received on idle HTTP channel starting with
 // %q", the bytes an upstream sent past a complete response. Those are
-// upstream bytes, which the gateway never logs (DESIGN §4; found by the
-// hostile-upstream test TestHostileForgejoUpstream in test/e2e); they
-// would also have been a plain-text line in a JSON log.
+// upstream bytes, which the gateway never logs
+// (docs/architecture.md#middleware-chain; found by the hostile-upstream test
+// TestHostileForgejoUpstream in test/e2e); they would also have been a
+// plain-text line in a JSON log.
 func routeStdLog(l *slog.Logger) {
 	log.SetFlags(0)
 	log.SetPrefix("")

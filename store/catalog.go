@@ -9,11 +9,12 @@ import (
 	"time"
 )
 
-// CatalogStore keeps the instruction catalog (DESIGN §7, seed 002 "Catalog
-// dispatch"): the account's own repository links and instruction sources,
-// its core and mode configuration, role profiles naming their layers, and
-// the frozen workflows dispatched from them. Only the admin CLI writes the
-// configuration; the only model-facing write is CreateWorkflow.
+// CatalogStore keeps the instruction catalog
+// (docs/architecture.md#instruction-catalog-contract): the account's own
+// repository links and instruction sources, its core and mode configuration,
+// role profiles naming their layers, and the frozen workflows dispatched from
+// them. Only the admin CLI writes the configuration; the only model-facing
+// write is CreateWorkflow.
 type CatalogStore interface {
 	// LinkAccountRepository links owner/name to an account for its
 	// instruction sources. Owner and name are unique per account among
@@ -113,8 +114,9 @@ func (e *CatalogCheckError) Error() string {
 // Unwrap returns ErrRevoked or ErrCatalogChanged.
 func (e *CatalogCheckError) Unwrap() error { return e.Err }
 
-// The layers of an assembled profile, in assembly order (seed 002): the
-// account's core and mode, then the profile's role layers.
+// The layers of an assembled profile, in assembly order
+// (docs/architecture.md#instruction-catalog-contract): the account's core
+// and mode, then the profile's role layers.
 const (
 	LayerCore                 = "core"
 	LayerMode                 = "mode"
@@ -136,7 +138,8 @@ var LayerOrder = []string{
 var ProfileLayers = LayerOrder[2:]
 
 // reportedLayers are the layers whose absence a dispatch reports in
-// catalog.layers_missing, in assembly order. Seed 002 makes role
+// catalog.layers_missing, in assembly order. The instruction catalog
+// contract (docs/architecture.md#instruction-catalog-contract) makes role
 // instructions the one optional layer, so every other one is reported when
 // absent — except role responsibilities, without which a profile has no
 // role and is refused (profile_incomplete) rather than dispatched.

@@ -310,7 +310,8 @@ func testCatalogPlan(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrNotFound)
 }
 
-// testMissingLayers: only role instructions are optional (seed 002). A
+// testMissingLayers: only role instructions are optional
+// (docs/architecture.md#instruction-catalog-contract). A
 // plan reports, in assembly order, every other layer it lacks except role
 // responsibilities (without which it is not dispatched at all): the
 // account's core and mode, and the profile's methodology, soul and skills;

@@ -41,12 +41,14 @@ type Repository struct {
 const (
 	// RoleRuntime sources are what runtime_bootstrap_get lists.
 	RoleRuntime = "runtime"
-	// RoleInstruction sources feed the instruction catalog (DESIGN §7).
+	// RoleInstruction sources feed the instruction catalog
+	// (docs/architecture.md#instruction-catalog-contract).
 	RoleInstruction = "instruction"
 )
 
 // MaxFragmentLimit is the largest and the default fragment limit of a
-// document source: 64 KiB, the fragment bound of seed 002.
+// document source: 64 KiB, the fragment bound of
+// docs/architecture.md#documents-contract.
 const MaxFragmentLimit = 65536
 
 // NewDocumentSource is the input of AddDocumentSource. Exactly one of

@@ -8,9 +8,10 @@ import (
 )
 
 // OAuthPurgeStore removes what the authorization server no longer needs,
-// so that what anonymous callers can make it store stays bounded (DESIGN
-// §4): expired codes, login sessions and tokens, clients that never
-// obtained a token, and revoked grants nothing refers to any more.
+// so that what anonymous callers can make it store stays bounded
+// (docs/architecture.md#load-bounds): expired codes, login sessions and
+// tokens, clients that never obtained a token, and revoked grants nothing
+// refers to any more.
 type OAuthPurgeStore interface {
 	// PurgeOAuth deletes, in one transaction, every row p says has expired,
 	// and returns how many per table. Each deletion is a DELETE … WHERE on

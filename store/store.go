@@ -48,7 +48,7 @@ var (
 const DefaultAccountName = "default"
 
 // AccountStore keeps accounts, the owners of projects and of account-scoped
-// instruction sources (DESIGN §7).
+// instruction sources (docs/architecture.md#instruction-catalog-contract).
 type AccountStore interface {
 	// CreateAccount stores a new account; names are unique (ErrConflict).
 	CreateAccount(ctx context.Context, name string) (Account, error)
@@ -104,7 +104,8 @@ type RepositoryStore interface {
 }
 
 // DocumentSourceStore keeps the allowlist of documents a project may read
-// (seed 002, F1): one repository path pinned to a commit or tracking a branch.
+// (docs/architecture.md#documents-contract): one repository path pinned to
+// a commit or tracking a branch.
 type DocumentSourceStore interface {
 	// AddDocumentSource validates and stores a source. Its repository must
 	// belong to the same project (ErrNotFound otherwise) and be active
@@ -126,7 +127,8 @@ type DocumentSourceStore interface {
 }
 
 // GrantStore keeps the OAuth grants of the gateway's authorization server and
-// resolves the access tokens issued under them (DESIGN §8). Tokens are
+// resolves the access tokens issued under them
+// (docs/architecture.md#authorization-server). Tokens are
 // issued, rotated and revoked by the authorization server through
 // AuthorizationServerStore (the one token lifecycle: fosite → the store);
 // the admin CLI only issues lone access tokens here.

@@ -55,7 +55,8 @@ func ValidateCommitSHA(sha string) error {
 	return nil
 }
 
-// ValidateDocumentPath checks a repository path by the rules of DESIGN §6:
+// ValidateDocumentPath checks a repository path by the rules of
+// docs/architecture.md#documents-contract:
 // relative, '/'-separated, valid UTF-8, no empty, "." or ".." segment (so no
 // leading or trailing '/', and no "//"), no NUL and no backslash. On top of
 // them it refuses what git allows in a file name but no document source

@@ -1,5 +1,6 @@
 // Package admin is the `agent-gateway admin` command line: the only
-// writer of the allowlist, grants and tokens (seed 002). It runs once per
+// writer of the allowlist, grants and tokens
+// (docs/architecture.md#documents-contract). It runs once per
 // invocation against the store the gateway uses, never at request time, so
 // it lives apart from the server's wiring and the request handlers.
 package admin
@@ -47,7 +48,8 @@ type adminRun struct {
 }
 
 // adminCommands is the whole admin surface. There is no model-facing write:
-// the allowlist, grants and tokens change only here (seed 002).
+// the allowlist, grants and tokens change only here
+// (docs/architecture.md#documents-contract).
 var adminCommands = []adminCommand{
 	{"create-account", "create an account (projects belong to one; the default account is used otherwise)", adminCreateAccount},
 	{"create-project", "create a project, the tenant boundary of the documents catalog", adminCreateProject},

@@ -10,7 +10,8 @@ import (
 	"github.com/agent-gateway/agent-gateway/store"
 )
 
-// The instruction catalog's admin commands (DESIGN §7) live in this file
+// The instruction catalog's admin commands
+// (docs/architecture.md#instruction-catalog-contract) live in this file
 // and join the admin surface at init, so admin.go does not grow with every
 // feature. Like every admin command they validate their input, write only
 // through the store, and print what they stored.

@@ -23,8 +23,9 @@ func sourceFields(s store.DocumentSource) []field {
 	}
 }
 
-// adminAddDocumentSource takes the flags of seed 002's
-// `heyaira-admin add-document-source`, plus --track and --fragment-limit.
+// adminAddDocumentSource takes the flags of the documents contract's
+// `heyaira-admin add-document-source`, plus --track and --fragment-limit
+// (docs/documents.md#3-allowlist-a-document).
 func adminAddDocumentSource(fs *flag.FlagSet) func(context.Context, *adminRun) error {
 	project := fs.String("project-id", "", "project ID")
 	owner := fs.String("github-owner", "", "GitHub owner of a linked repository")

@@ -119,7 +119,8 @@ func padTo(t *testing.T, size int, withLength bool) func(http.ResponseWriter, *h
 // read; one byte more is refused as the page it answers, whether its
 // length is announced or not, and nothing of that page is written.
 func TestReadEnvelope(t *testing.T) {
-	const envelope = 49000 // seed 000: the whole JSON-RPC response to a page
+	// The whole JSON-RPC response to a page (docs/architecture.md#page-fitting).
+	const envelope = 49000
 	diff := binaryDiff(64 << 10)
 	for _, c := range []struct {
 		name       string

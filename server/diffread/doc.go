@@ -1,7 +1,7 @@
 // Package diffread is the reference reader of get_pull_request_diff
-// (seed 000, DESIGN §5.2): it reads a pull request's whole diff from an
-// agent-gateway Forgejo endpoint through the official MCP Go SDK client,
-// following next_cursor until eof, and checks every page the way the
+// (docs/architecture.md#pr-diff-contract): it reads a pull request's whole
+// diff from an agent-gateway Forgejo endpoint through the official MCP Go SDK
+// client, following next_cursor until eof, and checks every page the way the
 // contract leaves to clients — contiguous offsets, next_byte_offset,
 // chunk_bytes, chunk_sha256, text against the bytes, one diff identity in
 // every page's manifest — and at the end the assembled length and SHA-256

@@ -42,9 +42,10 @@ func DecodePage(text []byte) (*Page, error) {
 }
 
 // Manifest is the verified manifest of a diff: every member of Forgejo's
-// evidence entity but the data (DESIGN §5.2). Raw keeps it exactly as the
-// gateway sent it and the reader checked it: exactly these members, none
-// repeated, so any JSON reader of Raw reads the values Manifest holds.
+// evidence entity but the data (docs/architecture.md#evidence-entity). Raw
+// keeps it exactly as the gateway sent it and the reader checked it: exactly
+// these members, none repeated, so any JSON reader of Raw reads the values
+// Manifest holds.
 type Manifest struct {
 	Schema     string `json:"schema"`
 	Repository struct {
@@ -84,7 +85,8 @@ type Manifest struct {
 }
 
 // observedMembers are the manifest's observations: fresh on every page and
-// free to change between pages (seed 000, "Meaning of the manifest").
+// free to change between pages (docs/architecture.md#evidence-entity,
+// "What the manifest means").
 // Everything else names the diff and must not change.
 var observedMembers = map[string][]string{
 	"":           {"observations"},

@@ -17,11 +17,11 @@ import (
 )
 
 // MaxResponseBytes bounds one HTTP response body from the endpoint: the
-// 49,000-byte envelope of seed 000, within which the gateway fits the
-// whole JSON-RPC response to every page (its body, as it answers with
-// application/json). A response over it is refused (BoundEnvelope), so a
-// hostile endpoint cannot feed the reader larger pages than the gateway
-// ever sends.
+// 49,000-byte envelope of docs/architecture.md#page-fitting, within which the
+// gateway fits the whole JSON-RPC response to every page (its body, as it
+// answers with application/json). A response over it is refused
+// (BoundEnvelope), so a hostile endpoint cannot feed the reader larger pages
+// than the gateway ever sends.
 const MaxResponseBytes = diffpage.EnvelopeLimit
 
 // DefaultIdleTimeout is Options.IdleTimeout when it is zero. The gateway
@@ -43,12 +43,13 @@ type Options struct {
 	// IdleTimeout ends a call when no byte came from the endpoint for that
 	// long, waiting for an answer or within one (DefaultIdleTimeout when
 	// zero). A page that keeps making progress is never cut: like the
-	// gateway (seed 000), the reader has no total deadline beyond the
-	// context's, and a response is bounded by MaxResponseBytes.
+	// gateway (docs/architecture.md#upstream-transport), the reader has no
+	// total deadline beyond the context's, and a response is bounded by
+	// MaxResponseBytes.
 	IdleTimeout time.Duration
 	// MaxBytes, when positive, is the longest diff Read accepts
-	// (Verifier.MaxBytes); by default there is none, as the seed sets no
-	// total cap.
+	// (Verifier.MaxBytes); by default there is none, as the diff contract
+	// sets no total cap (docs/architecture.md#streaming-and-memory).
 	MaxBytes int64
 	// Progress, when set, is called after each verified page.
 	Progress func(Progress)

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// Contract values every page carries (seed 000).
+// Contract values every page carries (docs/architecture.md#evidence-entity).
 const (
 	contract = "observed_input_range"
 	encoding = "base64"

@@ -1,4 +1,4 @@
-// Command abuse is the hostile-load run of issue 13: it starts the real
+// Command abuse is the hostile-load run: it starts the real
 // gateway binary (built without the race detector, default bounds) in
 // front of the emulated upstreams with a seeded project, measures
 // legitimate callers on both endpoints, then repeats them while one

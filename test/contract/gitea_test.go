@@ -99,7 +99,7 @@ func (p *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, _ = w.Write([]byte(r.Answer.Body))
 }
 
-// TestGiteaAnswers (issue 15): every answer recorded from a real Gitea
+// TestGiteaAnswers: every answer recorded from a real Gitea
 // 1.27.3 goes through the real binary. For each 200 the tool succeeds and
 // every documented member equals the native value — IDs digit for digit
 // (2^53+1 and near 2^63 among them), strings byte for byte, timestamps as

@@ -13,7 +13,9 @@ import (
 
 // TestAppKeyFileProtected: the real binary refuses to start, and
 // --config-test refuses the configuration, when the GitHub App's private
-// key file (seed 002: a protected file) is readable by group or others.
+// key file (a protected file,
+// docs/architecture.md#github-app-and-installation-tokens) is readable by
+// group or others.
 // Both exit 2 with a message naming the key, the file, its mode in octal
 // and the command that fixes it; the same key at mode 0600 passes
 // --config-test.

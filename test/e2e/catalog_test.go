@@ -17,7 +17,8 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 )
 
-// The catalog suite (DESIGN §7) runs on the documents stack: project A with
+// The catalog suite (docs/architecture.md#instruction-catalog-contract)
+// runs on the documents stack: project A with
 // its allowlist on h8v6/heyaira, plus an account repository acme/agents with
 // instruction documents under docs/agents/, read by another installation.
 // Everything is configured with the real admin CLI and exercised through

@@ -44,7 +44,7 @@ func TestRateBudget(t *testing.T) {
 		t.Fatalf("spent budget: %d Retry-After=%q %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 	}
 	// A bearer on a message that never goes upstream is no identity
-	// (issue 13): it spends the same IP budget.
+	// (docs/architecture.md#load-bounds): it spends the same IP budget.
 	resp, out = postRPC(t, st.gw.URL+"/mcp/forgejo", list, map[string]string{"Authorization": "Bearer " + st.demo.ReaderToken})
 	if resp.StatusCode != 429 {
 		t.Fatalf("a bearer reset the IP budget: %d %s", resp.StatusCode, out)
@@ -137,7 +137,7 @@ func TestSharedBudgetsAcrossReplicas(t *testing.T) {
 	b := gatewaytest.Start(t, gatewaytest.Options{Env: env})
 	// A fresh caller key per run, so earlier runs in the same minute do not
 	// count: a credential on a tool that sends it upstream (a bearer on a
-	// message that does not is no identity, issue 13).
+	// message that does not is no identity).
 	bearer := "Bearer replica-test-" + randomHex(t)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":"o","repo":"r","index":1}}}`
 	for i, gw := range []string{a.URL, b.URL, a.URL, b.URL} {

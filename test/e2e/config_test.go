@@ -72,7 +72,7 @@ func TestConfigUnknownVariables(t *testing.T) {
 // TestDocumentsAppVariableNames: the GitHub App configured through the
 // variables of its keys (AGENT_GATEWAY_GITHUB_APP_ID,
 // AGENT_GATEWAY_GITHUB_PRIVATE_KEY_FILE) reads documents from the GitHub
-// emulator as it does through the seed's HEYAIRA_* names (the rest of the
+// emulator as it does through the HEYAIRA_* names (the rest of the
 // documents suite), and --config-test shows it.
 func TestDocumentsAppVariableNames(t *testing.T) {
 	key := writeAppKey(t)

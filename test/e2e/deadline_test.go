@@ -14,11 +14,11 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
-// TestPullDiffNoPageDeadline (seed 000: "No total job deadline is added";
-// issue 15): with http.write_timeout at 1 s, a page whose evidence trickles
-// in for about four seconds still arrives whole; an upstream that stalls
-// gives upstream_timeout, not a cut connection; a client that goes away
-// makes the gateway stop reading the upstream at once.
+// TestPullDiffNoPageDeadline (docs/architecture.md#upstream-transport: "No
+// total job deadline is added"): with http.write_timeout at 1 s, a page whose
+// evidence trickles in for about four seconds still arrives whole; an
+// upstream that stalls gives upstream_timeout, not a cut connection; a client
+// that goes away makes the gateway stop reading the upstream at once.
 func TestPullDiffNoPageDeadline(t *testing.T) {
 	logs := &syncWriter{}
 	emu, err := forgejoemu.Start(forgejoemu.Options{Dir: t.TempDir(), Logf: func(format string, args ...any) {

@@ -16,7 +16,7 @@ import (
 )
 
 // demoWalkTools are the tools the demo's walk-through must call, in the
-// order of issue 18: read, diff, confirm, approve, submit, read the
+// order of the walk-through: read, diff, confirm, approve, submit, read the
 // receipt, bootstrap, read a document, list profiles, dispatch, read the
 // workflow — all 16.
 var demoWalkTools = []string{

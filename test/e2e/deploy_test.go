@@ -35,9 +35,9 @@ import (
 // guide's own block where the step has one, with the binary `make build`
 // writes.
 
-// TestDeployBuildStamp (deploy.md §1): `make build` gives a binary whose
-// `version` prints exactly what `git describe --tags --always --dirty`
-// says of the checkout, built with -trimpath and -s -w.
+// TestDeployBuildStamp (docs/deploy.md#1-build-the-binary): `make build`
+// gives a binary whose `version` prints exactly what `git describe --tags
+// --always --dirty` says of the checkout, built with -trimpath and -s -w.
 func TestDeployBuildStamp(t *testing.T) {
 	block := guideBlock(t, "docs/deploy.md", "TestDeployBuildStamp", 0)
 	if !strings.Contains(block, "make build\n") || !strings.Contains(block, "bin/agent-gateway version\n") {
@@ -176,8 +176,8 @@ func wantReady(t *testing.T, gw *gatewaytest.Process) {
 	}
 }
 
-// TestDeployPostgres (deploy.md §3): the guide's SQL makes a role and a
-// database it owns; the binary started with the guide's
+// TestDeployPostgres (docs/deploy.md#3-the-store): the guide's SQL makes a
+// role and a database it owns; the binary started with the guide's
 // AGENT_GATEWAY_DATABASE_URL migrates it as that role (the tables are the
 // role's), is ready, and has every embedded step recorded once; started
 // again, it applies nothing twice.
@@ -209,10 +209,10 @@ func TestDeployPostgres(t *testing.T) {
 	}
 }
 
-// TestDeployReplicasMigrateAtOnce (deploy.md §3): two binaries started at
-// the same moment on one fresh database both become ready, and each step
-// is recorded once: one migrated under the advisory lock while the other
-// waited.
+// TestDeployReplicasMigrateAtOnce (docs/deploy.md#3-the-store): two binaries
+// started at the same moment on one fresh database both become ready, and
+// each step is recorded once: one migrated under the advisory lock while the
+// other waited.
 func TestDeployReplicasMigrateAtOnce(t *testing.T) {
 	dbURL := storetest.PostgresURL(t)
 	bin := makeBuild(t)
@@ -272,9 +272,9 @@ func waitReady(base string, cmd *exec.Cmd, limit time.Duration) error {
 	return errors.New("not ready in time")
 }
 
-// TestDeploySystemdUnit (deploy.md §9): systemd-analyze verify accepts the
-// shipped unit, with the binary `make build` made where the unit expects
-// /usr/local/bin/agent-gateway, and has nothing to say about it (an
+// TestDeploySystemdUnit (docs/deploy.md#9-systemd): systemd-analyze verify
+// accepts the shipped unit, with the binary `make build` made where the unit
+// expects /usr/local/bin/agent-gateway, and has nothing to say about it (an
 // unknown key would be a warning).
 func TestDeploySystemdUnit(t *testing.T) {
 	analyze, err := exec.LookPath("systemd-analyze")
@@ -300,11 +300,11 @@ func TestDeploySystemdUnit(t *testing.T) {
 	}
 }
 
-// TestDeployKubernetes (deploy.md §10): the kustomization renders (when
-// kubectl is installed) to the four objects, and the Deployment's own
-// command line, run with --config-test on the ConfigMap's configuration,
-// the Secret's variables and the files where the Deployment mounts them,
-// accepts it and hides the database password.
+// TestDeployKubernetes (docs/deploy.md#10-kubernetes): the kustomization
+// renders (when kubectl is installed) to the four objects, and the
+// Deployment's own command line, run with --config-test on the ConfigMap's
+// configuration, the Secret's variables and the files where the Deployment
+// mounts them, accepts it and hides the database password.
 func TestDeployKubernetes(t *testing.T) {
 	root, _ := gatewaytest.ModuleRoot()
 	dir := filepath.Join(root, "configs", "kubernetes")

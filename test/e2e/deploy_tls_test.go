@@ -116,7 +116,7 @@ func connectWith(t *testing.T, endpoint string, hc *http.Client) *mcp.ClientSess
 	return s
 }
 
-// TestDeployTLSReload (deploy.md §4): the binary serves TLS with the
+// TestDeployTLSReload (docs/deploy.md#4-tls): the binary serves TLS with the
 // guide's tls.* block and a generated certificate; an MCP client connects
 // over it and TLS 1.1 is refused. After the files are replaced, SIGHUP
 // makes it serve the new certificate; after they are broken, SIGHUP keeps
@@ -194,14 +194,14 @@ func loggedClientIPs(t *testing.T, logs, path string) []string {
 	return ips
 }
 
-// TestDeployBehindProxy (deploy.md §5): a TLS-terminating reverse proxy
-// (Go's httputil.ReverseProxy) in front of the binary, configured with the
-// guide's block (loopback addresses in place of 10.0.x): an MCP client on
-// 127.0.0.2 lists and calls tools through it; the 401 of the documents
-// endpoint names the proxy's public_url; the access log shows the client's
-// address from X-Forwarded-For; a caller on 127.0.0.3 that reaches the
-// gateway directly with an X-Forwarded-For of its choosing is logged
-// under its own address.
+// TestDeployBehindProxy (docs/deploy.md#5-behind-a-reverse-proxy): a
+// TLS-terminating reverse proxy (Go's httputil.ReverseProxy) in front of the
+// binary, configured with the guide's block (loopback addresses in place of
+// 10.0.x): an MCP client on 127.0.0.2 lists and calls tools through it; the
+// 401 of the documents endpoint names the proxy's public_url; the access log
+// shows the client's address from X-Forwarded-For; a caller on 127.0.0.3 that
+// reaches the gateway directly with an X-Forwarded-For of its choosing is
+// logged under its own address.
 func TestDeployBehindProxy(t *testing.T) {
 	emu, d := startDemoEmulator(t)
 	var target atomic.Pointer[httputil.ReverseProxy]

@@ -22,11 +22,11 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
-// What seed 000 says the diff path does not have, pinned through the real
-// binary: no persistent artifact and no private byte cache, no cursor TTL
-// (here: no state in the process a cursor depends on; the clock half is
-// handlers/forgejotools TestDiffCursorHasNoTTL), and no scope beyond the
-// caller's own token (no read:user).
+// What docs/architecture.md#pr-diff-contract says the diff path does not
+// have, pinned through the real binary: no persistent artifact and no private
+// byte cache, no cursor TTL (here: no state in the process a cursor depends
+// on; the clock half is handlers/forgejotools TestDiffCursorHasNoTTL), and no
+// scope beyond the caller's own token (no read:user).
 
 // dataDirState is what a gateway keeps on disk: every file under its data
 // directory (with the size and SHA-256 of each file but the SQLite
@@ -146,7 +146,8 @@ func TestPullDiffCursorOutlivesTheProcess(t *testing.T) {
 	checkPage(t, next)
 }
 
-// TestForgejoPathAddsNoScope: seed 000 introduces no additional scope.
+// TestForgejoPathAddsNoScope: the diff contract introduces no additional
+// scope (docs/architecture.md#pr-diff-contract).
 // What the gateway advertises for /mcp/forgejo (its resource metadata
 // and its 401 challenge) names no read:user, and what Forgejo receives
 // for a diff page read with a token holding read:repository alone is that

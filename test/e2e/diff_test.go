@@ -354,7 +354,7 @@ func TestPullDiffRequestIDs(t *testing.T) {
 		s, _ := json.Marshal(b.String())
 		return string(s)
 	}
-	// (1.0 and 1e3 are refused before the SDK since issue 13: see
+	// (1.0 and 1e3 are refused before the SDK: see
 	// TestHostileLoadSmallPoints.)
 	ids := []string{`1`, `123456789012345`, `9007199254740991`, `-7`, `"x"`, `"` + strings.Repeat(`\u00e9<&\"`, 500) + `"`, long(4000), long(12000)}
 	args := map[string]any{"owner": d.Owner, "repo": d.PublicRepo, "index": p.Index()}

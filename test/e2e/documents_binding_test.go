@@ -36,11 +36,11 @@ func storeExec(t *testing.T, dbURL, stmt string) {
 	}
 }
 
-// TestDocumentsCursorBinding (seed 002, DESIGN §6; issue 15): a document
-// cursor is bound to the commit and path its source named when it was
-// issued. Moving the source's pin, or its path, in the store under a live
-// cursor makes the continuation cursor_stale before GitHub is asked;
-// putting them back makes the same cursor good again.
+// TestDocumentsCursorBinding (docs/architecture.md#document-cursor): a
+// document cursor is bound to the commit and path its source named when it
+// was issued. Moving the source's pin, or its path, in the store under a live
+// cursor makes the continuation cursor_stale before GitHub is asked; putting
+// them back makes the same cursor good again.
 func TestDocumentsCursorBinding(t *testing.T) {
 	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
 		s := newDocStack(t, freshDB(t), stackOptions{})
@@ -87,12 +87,12 @@ func TestDocumentsCursorBinding(t *testing.T) {
 	})
 }
 
-// TestDocumentsInstructionSourcesUnreadable (seed 002; issue 15): an
-// account instruction source (ins_…) is read only through catalog
-// dispatch. git_document_get refuses its ID — pinned or tracking, existing
-// or not, with or without a range — as invalid_arguments naming source_id
-// (the published schema admits only src_… IDs), before the store or GitHub
-// is asked.
+// TestDocumentsInstructionSourcesUnreadable (docs/tools.md, section
+// `git_document_get`): an account instruction source (ins_…) is read only
+// through catalog dispatch. git_document_get refuses its ID — pinned or
+// tracking, existing or not, with or without a range — as invalid_arguments
+// naming source_id (the published schema admits only src_… IDs), before the
+// store or GitHub is asked.
 func TestDocumentsInstructionSourcesUnreadable(t *testing.T) {
 	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
 		s := newCatalogStack(t, freshDB(t), true)

@@ -280,7 +280,7 @@ func readAll(t *testing.T, cs *mcp.ClientSession, sourceID string, maxBytes int,
 		next, ok := out["next_cursor"].(string)
 		if !ok {
 			if len(out) != 8 {
-				t.Fatalf("last fragment has members %v, want the 8 of DESIGN §6", out)
+				t.Fatalf("last fragment has members %v, want the 8 of docs/tools.md#git_document_get", out)
 			}
 			break
 		}
@@ -553,7 +553,8 @@ func TestDocumentsRevokedGrant(t *testing.T) {
 	})
 }
 
-// TestDocumentsRefusals: every refusal of DESIGN §6, through the binary.
+// TestDocumentsRefusals: every refusal of
+// docs/tools.md#errors-of-the-document-tools, through the binary.
 func TestDocumentsRefusals(t *testing.T) {
 	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
 		s := newDocStack(t, freshDB(t), stackOptions{})
@@ -709,8 +710,9 @@ func TestDocumentsInstallationTokens(t *testing.T) {
 			if n := s.emu.TokenMints(); n != 1 {
 				t.Fatalf("%d mints for 4 reads, want 1", n)
 			}
-			// Narrowed (seed 002: a read-only injected credential): contents
-			// read on the bound repository only.
+			// Narrowed (a read-only injected credential,
+			// docs/architecture.md#github-app-and-installation-tokens):
+			// contents read on the bound repository only.
 			want := `{"permissions":{"contents":"read"},"repositories":["` + docsRepo + `"]}`
 			if m := s.emu.Mints(); len(m) != 1 || m[0].Installation != installationID || m[0].Body != want {
 				t.Fatalf("mints %+v, want one for installation %d with body %s", m, installationID, want)

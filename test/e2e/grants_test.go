@@ -17,7 +17,8 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
 )
 
-// grantTools are the five authenticated tools of seed 004.
+// grantTools are the five authenticated tools of
+// docs/architecture.md#agent-work-grant-contract.
 var grantTools = []string{"confirm_agent_work_grant", "get_agent_work_grant", "get_agent_work_submission",
 	"list_agent_work_grants", "submit_agent_work_proposal"}
 
@@ -126,7 +127,8 @@ func wantRefusal(t *testing.T, out map[string]any, isErr bool, code string, stat
 }
 
 // TestGrantToolsListing: the five grant tools are offered to a caller with
-// a bearer, with the strict schemas of seed 004; a caller without one
+// a bearer, with the strict schemas of
+// docs/architecture.md#agent-work-grant-contract; a caller without one
 // still sees exactly the four anonymous tools.
 func TestGrantToolsListing(t *testing.T) {
 	st := startForgejoStack(t, nil)
@@ -144,8 +146,9 @@ func TestGrantToolsListing(t *testing.T) {
 	}
 	schemas := map[string]map[string]any{}
 	for _, tool := range res.Tools {
-		// Seed 004: an uncertain confirmation is read back before anything
-		// is repeated, so confirmation must not invite a blind retry.
+		// An uncertain confirmation is read back before anything is
+		// repeated (docs/architecture.md#agent-work-grant-contract), so
+		// confirmation must not invite a blind retry.
 		if tool.Name == "confirm_agent_work_grant" {
 			if tool.Annotations == nil || tool.Annotations.IdempotentHint || tool.Annotations.ReadOnlyHint ||
 				!strings.Contains(tool.Description, "get_agent_work_grant") {
@@ -273,7 +276,8 @@ func TestGrantListPagination(t *testing.T) {
 			t.Fatalf("page 2: %v", out)
 		}
 	})
-	// Seed 004: continuation holds even if Core clamps the width. With 35
+	// Continuation holds even if Core clamps the width
+	// (docs/architecture.md#agent-work-grant-contract). With 35
 	// grants at a width of 10, Link says where the end is; without Link,
 	// X-Total-Count is held against what each page held (not the 30 asked
 	// for, which stopped after 20), and the short page 4 is followed by an

@@ -20,7 +20,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
-// The hostile-load tests through the real binary (issue 13): what an
+// The hostile-load tests through the real binary: what an
 // unauthenticated caller can make the gateway hold or spend, and the
 // gateway's own tokens sent to the wrong endpoint.
 
@@ -353,10 +353,10 @@ func fakeRedisConn(c net.Conn) {
 	}
 }
 
-// TestHostileLoadSmallPoints: /static/ lists nothing (issue 13 point 8b);
+// TestHostileLoadSmallPoints: /static/ lists nothing;
 // a JSON-RPC id the SDK would answer altered (1.5 → 1, 9007199254740993 →
 // …992) is refused with -32600 and id null before the SDK sees it, and
-// the largest safe integer is echoed exactly (point 8d).
+// the largest safe integer is echoed exactly.
 func TestHostileLoadSmallPoints(t *testing.T) {
 	st := startForgejoStack(t, nil)
 	if code, body := get(t, st.gw.URL+"/static/"); code != 404 || strings.Contains(body, "style.css") {

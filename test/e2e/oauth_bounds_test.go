@@ -20,10 +20,10 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/oidcprovider"
 )
 
-// Issue 13, the OAuth half: what an anonymous caller can make the
-// authorization server hold is bounded (per-address limits shared through
-// Redis, bounded stored parameters, expiring and purged rows), redirect
-// URIs with user information and form_post answers are refused.
+// The hostile-load tests, the OAuth half: what an anonymous caller can make
+// the authorization server hold is bounded (per-address limits shared through
+// Redis, bounded stored parameters, expiring and purged rows), redirect URIs
+// with user information and form_post answers are refused.
 
 // oauthGateway is a gateway with OAuth configured against the test
 // identity provider, and a project alice may consent for.
@@ -103,7 +103,7 @@ func loginCookie(resp *http.Response) string {
 	return ""
 }
 
-// TestOAuthAuthorizeBounds (issue 13 point 4): 15.5 KB of junk per
+// TestOAuthAuthorizeBounds: 15.5 KB of junk per
 // authorization request stores only the known parameters, and past the
 // per-address limit the answer is 429 with Retry-After and nothing is
 // stored.
@@ -143,7 +143,7 @@ func TestOAuthAuthorizeBounds(t *testing.T) {
 	}
 }
 
-// TestOAuthAuthorizeRefusesUserinfo (issue 13 point 8a): a redirect URI
+// TestOAuthAuthorizeRefusesUserinfo: a redirect URI
 // with user information is refused at /oauth/authorize as at
 // registration, on a page and without a redirect, even where it would
 // match a registered loopback URI.
@@ -178,7 +178,7 @@ func registerClientURI(t *testing.T, gwURL, uri string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-// TestOAuthAuthorizeRefusesFormPost (issue 13 point 8c): fosite's
+// TestOAuthAuthorizeRefusesFormPost: fosite's
 // form_post answer is a page with inline script; the gateway answers
 // response_mode=form_post with its own unsupported_response_mode page
 // (the client is unverified, so nothing is redirected before consent),
@@ -205,7 +205,7 @@ func TestOAuthAuthorizeRefusesFormPost(t *testing.T) {
 	}
 }
 
-// TestOAuthClientsExpireAndAdmin (issue 13 point 5): admin list-clients
+// TestOAuthClientsExpireAndAdmin: admin list-clients
 // and delete-client; a client that never obtained a token is purged after
 // oauth.unused_client_ttl, one that did is kept; deleting a client stops
 // its tokens.
@@ -284,7 +284,7 @@ func startOAuthReplicas(t *testing.T, env map[string]string) (*oauthGateway, *ga
 	return a, b
 }
 
-// TestReplicasShareOAuthLimits (issue 13 points 4 and 5): the per-address
+// TestReplicasShareOAuthLimits: the per-address
 // limits of /oauth/register and /oauth/authorize are one limit across
 // replicas (Redis), not one per replica.
 func TestReplicasShareOAuthLimits(t *testing.T) {
@@ -318,7 +318,7 @@ func TestReplicasShareOAuthLimits(t *testing.T) {
 	}
 }
 
-// TestReplicasPurgeOAuth (issue 13 point 5): two replicas purge one
+// TestReplicasPurgeOAuth: two replicas purge one
 // database every second; expired login sessions and unused clients go,
 // each deleted exactly once between the two, and nothing in use goes.
 func TestReplicasPurgeOAuth(t *testing.T) {

@@ -21,12 +21,13 @@ import (
 	"github.com/agent-gateway/agent-gateway/store/storetest"
 )
 
-// Issue 16 through the real binary: what a spec-following MCP client (the
-// official TypeScript SDK, an IDE with a private-use redirect) does must
-// complete. TestOAuthTypeScriptClient walks the same with the SDK itself.
+// OAuth interoperability through the real binary: what a spec-following MCP
+// client (the official TypeScript SDK, an IDE with a private-use redirect)
+// does must complete. TestOAuthTypeScriptClient walks the same with the SDK
+// itself.
 
-// nativeRedirect is Cursor's private-use scheme redirect URI (RFC 8252
-// §7.1), as its documentation gives it.
+// nativeRedirect is Cursor's private-use scheme redirect URI
+// (RFC 8252 §7.1), as its documentation gives it.
 const nativeRedirect = "cursor://anysphere.cursor-mcp/oauth/callback"
 
 // consentAnswer logs alice in for the authorization request params and
@@ -104,7 +105,7 @@ func bearerCall(t *testing.T, endpoint, bearer, body string) *http.Response {
 
 const toolsList = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 
-// TestOAuthInterop (issue 16 points 1-8): the scope hint in the 401; a
+// TestOAuthInterop: the scope hint in the 401; a
 // private-use redirect registered and authorized without state or
 // resource, consent a plain 303 with the redirect's scheme in the consent
 // page's form-action; a loopback client with a one-character state and a
@@ -276,7 +277,7 @@ func TestOAuthInterop(t *testing.T) {
 
 func str(v any) string { s, _ := v.(string); return s }
 
-// TestOAuthClientMetadataDocument (issue 16 point 9) through the binary: a
+// TestOAuthClientMetadataDocument through the binary: a
 // client whose client_id is the https URL of its metadata document, served
 // by a loopback TLS server the gateway trusts (SSL_CERT_FILE) and may reach
 // (oauth.client_metadata_allow_loopback), authorizes without registering

@@ -11,10 +11,10 @@ import (
 	"github.com/agent-gateway/agent-gateway/handlers/forgejotools"
 )
 
-// TestPullDiffStdioRequestIDs (seed 000: page fitting accounts for the
-// actual RPC id; issue 15): over stdio each page is fitted to its own
-// request's id, as over HTTP. With a 3,000-character id — three times the
-// 1 KiB once reserved for an unknown one — every response line stays
+// TestPullDiffStdioRequestIDs (docs/architecture.md#page-fitting: page
+// fitting accounts for the actual RPC id): over stdio each page is fitted to
+// its own request's id, as over HTTP. With a 3,000-character id — three times
+// the 1 KiB once reserved for an unknown one — every response line stays
 // within 49,000 bytes, the pages are still filled to the bound, and they
 // reassemble git's diff.
 func TestPullDiffStdioRequestIDs(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestStockForge (issue 15): in front of a forge without Core's extensions
+// TestStockForge: in front of a forge without Core's extensions
 // — the evidence URL answers 200 text/plain with a plain diff, the grant
 // routes 404 text/plain "404 page not found", as a real Gitea 1.27.3 does —
 // each tool says forge_unsupported and names the missing extension, rather

@@ -14,12 +14,13 @@ import (
 // The PR diff route: GET /repos/{owner}/{repo}/pulls/{index}.diff.
 //
 // With ?evidence=v1 it answers the forgejo.pr-diff-evidence.v1 entity of
-// DESIGN §5.2, generated from real git exactly as Forgejo's GetDiffBinary
-// runs it: git diff -p --binary --histogram <stored merge base> <OID of
-// refs/pull/<index>/head>. The diff is produced twice, once for its length
-// and SHA-256 (so that the answer carries a true Content-Length before the
-// body starts) and once to stream it; both runs read immutable OIDs, so
-// they agree. Nothing is buffered: memory does not grow with the diff.
+// docs/architecture.md#evidence-entity, generated from real git exactly as
+// Forgejo's GetDiffBinary runs it: git diff -p --binary --histogram <stored
+// merge base> <OID of refs/pull/<index>/head>. The diff is produced twice,
+// once for its length and SHA-256 (so that the answer carries a true
+// Content-Length before the body starts) and once to stream it; both runs
+// read immutable OIDs, so they agree. Nothing is buffered: memory does not
+// grow with the diff.
 //
 // Without evidence=v1 it answers the plain diff (text/plain), as Forgejo's
 // DownloadPullDiff does: with binary=true the same git command, otherwise

@@ -43,7 +43,8 @@ func entityData(t *testing.T, body []byte) ([]byte, map[string]json.RawMessage) 
 
 // TestEvidenceFromGit: the entity's diff is byte for byte what git diff -p
 // --binary --histogram of the stored merge base and refs/pull/N/head gives
-// when run separately, the entity verifies, and the framing is §5.2's.
+// when run separately, the entity verifies, and the framing is that of
+// docs/architecture.md#evidence-request-and-framing.
 func TestEvidenceFromGit(t *testing.T) {
 	e, d := sharedDemo(t)
 	repo, _ := e.Repo(d.Owner, d.PublicRepo)

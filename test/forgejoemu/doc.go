@@ -38,11 +38,12 @@
 // Content-Length before writing, so faults stream it instead of buffering.
 // Never run git while holding Emulator.mu.
 //
-// # Agent work grants (seed 004)
+// # Agent work grants
 //
 // grants.go, grants_json.go, grants_routes.go and grants_faults.go add
 // Core's native agent work grants. Their JSON is not public Forgejo API; it
-// is designed from seed 004 and is this:
+// is designed from the agent work grant contract
+// (docs/architecture.md#agent-work-grant-contract) and is this:
 //
 //	GET  /api/v1/agent-work-grants?limit=&page=&state=   → [grant…] with X-Total-Count and Link
 //	GET  /api/v1/repos/{owner}/{repo}/agent-work-grants/{id}                 → 200 grant

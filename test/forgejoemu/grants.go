@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// Grant states (seed 004): a human prepares a grant (awaiting_agent), the
-// bot it names confirms the exact proposal (awaiting_human), a human
-// approves it (active), and a human may withdraw it at any time (revoked).
+// Grant states (docs/architecture.md#agent-work-grant-contract): a human
+// prepares a grant (awaiting_agent), the bot it names confirms the exact
+// proposal (awaiting_human), a human approves it (active), and a human may
+// withdraw it at any time (revoked).
 const (
 	GrantAwaitingAgent = "awaiting_agent"
 	GrantAwaitingHuman = "awaiting_human"
@@ -172,8 +173,9 @@ func proposalDigest(repoID, agentID int64, p GrantProposal) string {
 }
 
 // collaboratesLocked reports whether u has explicit access to r: its owner
-// or a collaborator. Agent work needs it (seed 004: missing access is an
-// explicit collaboration prerequisite, never implied). Callers hold e.mu.
+// or a collaborator. Agent work needs it: missing access is an explicit
+// collaboration prerequisite, never implied
+// (docs/architecture.md#agent-work-grant-contract). Callers hold e.mu.
 func (r *Repo) collaboratesLocked(u *User) bool {
 	return u != nil && (u == r.owner || r.isCollaboratorLocked(u))
 }

@@ -6,7 +6,9 @@ import (
 )
 
 // The native JSON of agent work grants. It is not public Forgejo API: it is
-// designed from seed 004 and documented in doc.go; member order is fixed
+// designed from the agent work grant contract
+// (docs/architecture.md#agent-work-grant-contract) and documented in
+// doc.go; member order is fixed
 // by these structs.
 
 // apiParticipant is a user taking part in a grant: the agent (bot), the

@@ -37,7 +37,8 @@ var digestRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // read that shows what a submission created. Like Forgejo's issue routes
 // they sit in a group of their own under /api/v1, so the /repos group's
 // rule (write:repository for every POST) does not apply: confirmation and
-// submission need read:repository and write:issue (seed 004).
+// submission need read:repository and write:issue
+// (docs/architecture.md#agent-work-grant-contract).
 func (e *Emulator) grantRoutes(r chi.Router) {
 	read := e.requireTokenScopes(scopeNeed{categoryRepository, levelRead})
 	readIssue := e.requireTokenScopes(scopeNeed{categoryRepository, levelRead}, scopeNeed{categoryIssue, levelRead})

@@ -37,7 +37,8 @@ type Answer struct {
 
 // TwoLengths returns a with its true Content-Length sent twice, as two
 // identical field lines: a framing net/http merges into one before the
-// header is visible, and seed 000's one canonical Content-Length refuses.
+// header is visible, and the one canonical Content-Length of
+// docs/architecture.md#evidence-request-and-framing refuses.
 func TwoLengths(a Answer) Answer {
 	a.Header = a.Header.Clone()
 	if a.Header == nil {

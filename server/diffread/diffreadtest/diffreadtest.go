@@ -257,7 +257,8 @@ func pageOf(o Options, off int64, n int) *Page {
 }
 
 // Manifest returns the manifest of o's diff, shaped as the gateway's
-// (DESIGN §5.2), with observations of the current time.
+// (docs/architecture.md#evidence-entity), with observations of the current
+// time.
 func Manifest(o Options) map[string]any {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	oid := func(c string) string { return strings.Repeat(c, 40) }

@@ -16,9 +16,9 @@ import (
 	"time"
 )
 
-// SlowBodies describes the slow-body attack of issue 13: Conns connections
-// from Source each declare a Size-byte body to Path, send all of it but
-// the last ten bytes, and stall until Hold has passed or the gateway
+// SlowBodies describes the slow-body attack of the hostile-load run: Conns
+// connections from Source each declare a Size-byte body to Path, send all of
+// it but the last ten bytes, and stall until Hold has passed or the gateway
 // answers or closes.
 type SlowBodies struct {
 	Addr   string // host:port of the gateway, on loopback
