@@ -20,7 +20,7 @@ import (
 // The words a citation must not use, spelled in pieces so that this file
 // does not match itself.
 var unresolvable = []*regexp.Regexp{
-	regexp.MustCompile(`DESIGN`),
+	regexp.MustCompile(`DES` + `IGN`),
 	regexp.MustCompile(`seeds` + `/`),
 	regexp.MustCompile(`(?i)\bseed ` + `\d{3}`),
 	regexp.MustCompile(`(?i)\bissue ` + `\d`),
@@ -86,7 +86,7 @@ func TestCitationProblemsFinds(t *testing.T) {
 	}
 	write(t, filepath.Join(docs, "architecture.md"), "# Architecture\n\n## Flow: verified diff page\n")
 	bad := []string{
-		"// the rule of " + "DESIGN §5.2",
+		"// the rule of " + "DES" + "IGN §5.2",
 		"// seed " + "000 wants it",
 		"// found in issue " + "13",
 		"// as §" + "4 says",
