@@ -87,9 +87,9 @@ func TestDocumentsCursorBinding(t *testing.T) {
 	})
 }
 
-// TestDocumentsInstructionSourcesUnreadable (docs/tools.md, section
-// `git_document_get`): an account instruction source (ins_…) is read only
-// through catalog dispatch. git_document_get refuses its ID — pinned or
+// TestDocumentsInstructionSourcesUnreadable (docs/tools.md#git_document_get):
+// an account instruction source (ins_…) is read only through catalog
+// dispatch. git_document_get refuses its ID — pinned or
 // tracking, existing or not, with or without a range — as invalid_arguments
 // naming source_id (the published schema admits only src_… IDs), before the
 // store or GitHub is asked.

@@ -11,9 +11,9 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/hostile"
 )
 
-// The upstream framing rules through the real binary (docs/tools.md,
-// "Upstream requests and answers"): every upstream request goes out at
-// most once, and an answer with more than one Content-Length line is
+// The upstream framing rules through the real binary
+// (docs/tools.md#upstream-requests-and-answers): every upstream request
+// goes out at most once, and an answer with more than one Content-Length line is
 // refused. The upstream is a raw TCP server (test/hostile) serving
 // answers the Core emulator gave, byte for byte, so that only the
 // misbehaviour under test differs from a genuine Core.

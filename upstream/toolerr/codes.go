@@ -12,7 +12,7 @@ type Code string
 // status and JSON-RPC error code of a refusal with the code answered
 // before any tool runs (middleware); both are zero for a code that only
 // ever arrives inside a tool result (HTTP 200, isError). meaning is the
-// code's line in docs/tools.md, "Error codes".
+// code's line in docs/tools.md#error-codes.
 type outcome struct {
 	code    Code
 	status  int
