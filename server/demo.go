@@ -324,7 +324,7 @@ func mcpCurl(endpoint, token string, id int, tool, args string) string {
 }
 
 // printDemo prints where everything is and the walk-through: every tool
-// of both catalogs, in the order of the product's flows, each a command
+// of both toolsets, in the order of the product's flows, each a command
 // that works as printed with the tokens printed (test/e2e TestDemoWalkThrough
 // runs every one).
 func printDemo(std Stdio, publicURL string, up *demoUpstreams, seed demoSeed) {

@@ -31,12 +31,12 @@ func withExtraTool(c *toolset.Toolset) *toolset.Toolset {
 }
 
 // TestEveryScopeListFollowsTheTools: the documents endpoint's tools are
-// the one owner of its scopes. A gateway whose catalog gains a tool with a
+// the one owner of its scopes. A gateway whose toolset gains a tool with a
 // new scope names that scope, with the tools' other scopes, everywhere a
 // scope is listed — the 401 challenge, the protected-resource metadata,
 // the authorization server's metadata and consent text, the landing page
 // — and a 403 for it names the scopes held with the one needed. The admin
-// CLI's known scopes are those of the catalog the gateway serves.
+// CLI's known scopes are those of the toolset the gateway serves.
 func TestEveryScopeListFollowsTheTools(t *testing.T) {
 	cfg := Default()
 	cfg.DataDir = t.TempDir()
@@ -51,7 +51,7 @@ func TestEveryScopeListFollowsTheTools(t *testing.T) {
 		t.Fatalf("the admin CLI knows %v, the documents endpoint checks %v", got, want)
 	}
 
-	// The same wiring, from a catalog with one more scoped tool.
+	// The same wiring, from a toolset with one more scoped tool.
 	g.documentsC = withExtraTool(g.documentsC)
 	g.registry, g.storeRegistry = prometheus.NewRegistry(), prometheus.NewRegistry()
 	if err := g.wireOAuth(); err != nil {
@@ -61,7 +61,7 @@ func TestEveryScopeListFollowsTheTools(t *testing.T) {
 	defer srv.Close()
 	want := g.documentsC.ScopeNames()
 	if !slices.Contains(want, extraScope.Name) {
-		t.Fatalf("the catalog's scopes %v lack the new tool's", want)
+		t.Fatalf("the toolset's scopes %v lack the new tool's", want)
 	}
 
 	t.Run("401 challenge", func(t *testing.T) {
@@ -86,7 +86,7 @@ func TestEveryScopeListFollowsTheTools(t *testing.T) {
 		})
 	}
 	t.Run("consent text", func(t *testing.T) {
-		for _, s := range catalogScopes(g.documentsC) {
+		for _, s := range toolsetScopes(g.documentsC) {
 			if s.Name == extraScope.Name && s.Description != extraScope.Allows+" (tools: zeta_write)" {
 				t.Fatalf("consent text of %s: %q", s.Name, s.Description)
 			}

@@ -12,7 +12,7 @@ type Account struct {
 	CreatedAt time.Time
 }
 
-// Project is the tenant boundary of the documents catalog. IDs start with
+// Project is the tenant boundary of the documents toolset. IDs start with
 // "prj_".
 type Project struct {
 	ID        string

@@ -1,4 +1,4 @@
-// Package documents is the documents catalog served at /mcp/documents
+// Package documents is the documents toolset served at /mcp/documents
 // (seed 002, F1: read-only Git document access; DESIGN §6): the project's
 // allowlisted references (runtime_bootstrap_get) and verified, UTF-8-safe
 // fragments of one pinned document (git_document_get).
@@ -28,7 +28,7 @@ import (
 // the one every scope list of the gateway is derived from.
 var ReadScope = middleware.Scope{Name: "documents:read", Allows: "read the project's allowlisted GitHub documents"}
 
-// Sources is what the catalog reads from the store.
+// Sources is what the toolset reads from the store.
 type Sources interface {
 	GetDocumentSource(ctx context.Context, projectID, sourceID string) (store.DocumentSource, error)
 	ListDocumentSources(ctx context.Context, projectID string, includeRevoked bool) ([]store.DocumentSource, error)
@@ -39,7 +39,7 @@ type Files interface {
 	GetFile(ctx context.Context, r github.FileRequest) (*github.File, error)
 }
 
-// Options are the catalog's dependencies.
+// Options are the toolset's dependencies.
 type Options struct {
 	Sources Sources
 	Files   Files
@@ -47,7 +47,7 @@ type Options struct {
 }
 
 // policy: both tools read within the caller's project (toolset.ProjectGrant),
-// for an OAuth grant holding ReadScope; the catalog admits only such callers, so
+// for an OAuth grant holding ReadScope; the toolset admits only such callers, so
 // the tools read the principal without checking it again.
 var policy = middleware.ToolPolicy{Scopes: []middleware.Scope{ReadScope}}
 

@@ -63,7 +63,7 @@ type Options struct {
 }
 
 // Every catalog tool acts within the caller's project (toolset.ProjectGrant)
-// for an OAuth grant holding its scope; the catalog admits only such callers.
+// for an OAuth grant holding its scope; the toolset admits only such callers.
 // A dispatch stores a workflow, so besides the write budget it spends the
 // per-principal dispatch budget (catalog.dispatches_per_hour), refused
 // before anything is read or stored.

@@ -17,7 +17,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
-// gateway is the MCP chain of one endpoint in front of the test catalog,
+// gateway is the MCP chain of one endpoint in front of the test toolset,
 // recording the outcome of every tools/call.
 type gateway struct {
 	srv      *httptest.Server
@@ -29,7 +29,7 @@ type gateway struct {
 func newGateway(t *testing.T) *gateway {
 	t.Helper()
 	g := &gateway{calls: map[string]int{}}
-	c := New("test", "v0", "test catalog", testTools(g.calls)...)
+	c := New("test", "v0", "test toolset", testTools(g.calls)...)
 	auth := middleware.AuthenticatorFunc(func(_ context.Context, bearer string) (*middleware.Principal, error) {
 		switch bearer {
 		case "grant-no-scopes":
@@ -83,7 +83,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // connect opens an SDK client session to the gateway with a bearer ("" for none).
 func (g *gateway) connect(t *testing.T, token string) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "catalog-test", Version: "v0"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolset-test", Version: "v0"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{
 		Endpoint: g.srv.URL, HTTPClient: &http.Client{Transport: bearer{token}}, DisableStandaloneSSE: true, MaxRetries: -1,
 	}, nil)

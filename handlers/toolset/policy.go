@@ -12,7 +12,7 @@ import (
 // Need is what a tool needs of its caller beyond its policy's scopes. The
 // scope gate in front of an HTTP endpoint knows only "authenticated" and
 // scopes; a tool that acts within a project, or forwards the caller's own
-// Forgejo credential, declares it here so the catalog can refuse a caller
+// Forgejo credential, declares it here so the toolset can refuse a caller
 // that lacks it before the tool runs.
 type Need int
 

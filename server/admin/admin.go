@@ -50,7 +50,7 @@ type adminRun struct {
 // the allowlist, grants and tokens change only here (seed 002).
 var adminCommands = []adminCommand{
 	{"create-account", "create an account (projects belong to one; the default account is used otherwise)", adminCreateAccount},
-	{"create-project", "create a project, the tenant boundary of the documents catalog", adminCreateProject},
+	{"create-project", "create a project, the tenant boundary of the documents toolset", adminCreateProject},
 	{"list-projects", "list projects", adminListProjects},
 	{"add-member", "allow an OIDC subject to hold grants for a project", adminAddMember},
 	{"link-repository", "link a GitHub repository to a project through an App installation", adminLinkRepository},

@@ -18,7 +18,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
-// anonymousTools is the anonymous four-tool catalog of the seeds.
+// anonymousTools is the anonymous four-tool toolset of the seeds.
 var anonymousTools = []string{"get_pull_request", "get_repository", "list_pull_requests", "search_repositories"}
 
 // forgejoStack is an emulated Forgejo with demo data and the real gateway

@@ -1,7 +1,7 @@
 // Package github is the gateway's client of the GitHub REST API: GitHub App
 // authentication (an RS256 app JWT exchanged for short-lived installation
 // tokens, cached per installation), the repository Contents route the
-// documents catalog reads (seed 002, DESIGN §6), and the branch route that
+// documents toolset reads (seed 002, DESIGN §6), and the branch route that
 // catalog dispatch resolves tracking sources with (DESIGN §7).
 //
 // Every request goes through the strict upstream client, bound to the one
