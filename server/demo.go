@@ -233,11 +233,11 @@ func seedDemoStore(ctx context.Context, st store.Store, up *demoUpstreams) (demo
 	if seed.profileID, err = seedDemoCatalog(ctx, st, p, repo.ID, up); err != nil {
 		return seed, fmt.Errorf("seed the instruction catalog: %w", err)
 	}
-	grant, err := st.CreateGrant(ctx, p.ID, demoSubject, "demo", demoScopes)
+	consent, err := st.CreateConsent(ctx, p.ID, demoSubject, "demo", demoScopes)
 	if err != nil {
 		return seed, err
 	}
-	tok, err := st.IssueAccessToken(ctx, grant.ID, 24*time.Hour)
+	tok, err := st.IssueAccessToken(ctx, consent.ID, 24*time.Hour)
 	if err != nil {
 		return seed, err
 	}

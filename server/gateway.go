@@ -46,7 +46,7 @@ type Gateway struct {
 	oauth         *oauth.Server
 	oauthMetrics  *oauthMetrics
 	// storeRegistry holds the series that count what the store holds
-	// (OAuth rows, rows purged): how many clients, grants and tokens a
+	// (OAuth rows, rows purged): how many clients, consents and tokens a
 	// deployment has is the operator's business, so they are served only
 	// on metrics.listen, never on the API listener (MetricsHandler).
 	storeRegistry *prometheus.Registry

@@ -25,7 +25,7 @@ var extraScope = middleware.Scope{Name: "zeta:write", Allows: "write the zeta of
 // withExtraTool is c with one more tool, which needs extraScope.
 func withExtraTool(c *toolset.Toolset) *toolset.Toolset {
 	extra := toolset.Typed(toolset.Tool{Name: "zeta_write", Description: "Write the zeta.",
-		Policy: middleware.ToolPolicy{Scopes: []middleware.Scope{extraScope}}, Needs: toolset.ProjectGrant},
+		Policy: middleware.ToolPolicy{Scopes: []middleware.Scope{extraScope}}, Needs: toolset.ProjectConsent},
 		func(context.Context, struct{}) (any, error) { return map[string]string{"zeta": "written"}, nil })
 	return toolset.New(c.Name, c.Version, c.Instructions, append(c.Tools(), extra)...)
 }
@@ -112,7 +112,7 @@ func TestEveryScopeListFollowsTheTools(t *testing.T) {
 		if err := g.store.AddMember(ctx, p.ID, "alice"); err != nil {
 			t.Fatal(err)
 		}
-		gr, err := g.store.CreateGrant(ctx, p.ID, "alice", "test", []string{"documents:read", "workflow:dispatch", "memory"})
+		gr, err := g.store.CreateConsent(ctx, p.ID, "alice", "test", []string{"documents:read", "workflow:dispatch", "memory"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,8 +46,8 @@ type Options struct {
 	Cursors *Cursors
 }
 
-// policy: both tools read within the caller's project (toolset.ProjectGrant),
-// for an OAuth grant holding ReadScope; the toolset admits only such callers, so
+// policy: both tools read within the caller's project (toolset.ProjectConsent),
+// for an OAuth consent holding ReadScope; the toolset admits only such callers, so
 // the tools read the principal without checking it again.
 var policy = middleware.ToolPolicy{Scopes: []middleware.Scope{ReadScope}}
 
@@ -68,14 +68,14 @@ func Tools(o Options) []toolset.Tool {
 			Description: "List the authenticated project's active allowlisted documents: source_id, repository, role, path, " +
 				"pinned commit_sha (null for tracking sources, which need workflow dispatch) and limits. " +
 				"Fails with runtime_unconfigured when the project has no active runtime source.",
-			Policy: policy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true,
+			Policy: policy, Needs: toolset.ProjectConsent, ReadOnly: true, Idempotent: true,
 		}, func(ctx context.Context, _ bootstrapArgs) (any, error) { return o.bootstrap(ctx) }),
 		toolset.Typed(toolset.Tool{
 			Name: "git_document_get", Title: "Read an allowlisted document",
 			Description: "Read a fragment (at most 64 KiB, ending on a UTF-8 character boundary) of one allowlisted document " +
 				"at its pinned commit, with the SHA-256 of the whole file and of the fragment. Continue with next_cursor " +
 				"until it is absent.",
-			Policy: policy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true, Pages: true,
+			Policy: policy, Needs: toolset.ProjectConsent, ReadOnly: true, Idempotent: true, OpenWorld: true, Pages: true,
 		}, o.get),
 	}
 }
