@@ -14,7 +14,7 @@ const testMetadataURL = "https://gw.example/.well-known/oauth-protected-resource
 var tokenAuth = AuthenticatorFunc(func(_ context.Context, bearer string) (*Principal, error) {
 	switch bearer {
 	case "good-token", "other-token":
-		return &Principal{Kind: OAuthGrant, Key: "grant:" + bearer, ScopesKnown: true}, nil
+		return &Principal{Kind: OAuthConsent, Key: "grant:" + bearer, ScopesKnown: true}, nil
 	case "nil-principal":
 		return nil, nil
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // Metrics are the per-request series. Every label value is bounded: routes
-// are chi patterns, tools are catalog names (anything else is "unknown"),
+// are chi patterns, tools are toolset tool names (anything else is "unknown"),
 // outcomes are stable codes.
 type Metrics struct {
 	requests  *prometheus.CounterVec
@@ -21,7 +21,7 @@ type Metrics struct {
 }
 
 // NewMetrics registers the request series on reg. known reports whether a
-// tool name belongs to a catalog.
+// tool name belongs to a toolset.
 func NewMetrics(reg prometheus.Registerer, known func(tool string) bool) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -19,8 +19,8 @@ const (
 	// ForgejoPassthrough: a bearer forwarded to Forgejo as is; Forgejo is the
 	// authority, so the gateway knows no scopes for it.
 	ForgejoPassthrough PrincipalKind = iota + 1
-	// OAuthGrant: a gateway-issued token backed by a grant row.
-	OAuthGrant
+	// OAuthConsent: a gateway-issued token backed by a consent row.
+	OAuthConsent
 	// LegacyProjectToken: a static project token (memory/task only).
 	LegacyProjectToken
 	// ProcessCredential: the stdio process's own configured credential.
@@ -30,7 +30,7 @@ const (
 // Principal is an authenticated caller.
 type Principal struct {
 	Kind PrincipalKind
-	// Key identifies the caller for budgets and logs: an opaque grant ID or
+	// Key identifies the caller for budgets and logs: an opaque consent ID or
 	// a hash of a passthrough credential, never the credential itself.
 	Key string
 	// Scopes is what the gateway knows the caller may do; ScopesKnown is
@@ -39,7 +39,7 @@ type Principal struct {
 	ScopesKnown bool
 	ProjectID   string
 	Subject     string
-	GrantID     string
+	ConsentID   string
 	// credential is the secret forwarded to Forgejo (passthrough and stdio
 	// only). It is unexported so it cannot be logged or serialised by accident.
 	credential Credential
@@ -90,7 +90,7 @@ func (p *Principal) ForgejoCredential() Credential {
 }
 
 // Verified reports whether the gateway itself checked the credential (an
-// OAuth grant, a legacy token, the stdio process's own credential). A
+// OAuth consent, a legacy token, the stdio process's own credential). A
 // passthrough bearer is not verified: only Forgejo knows whether it is
 // valid, so it is an identity only for the calls that send it there.
 func (p *Principal) Verified() bool { return p != nil && p.Kind != ForgejoPassthrough }

@@ -85,7 +85,7 @@ func TestBudgetSpent(t *testing.T) {
 
 func TestBudgetsReadWriteSeparate(t *testing.T) {
 	rig := newBudgetRig(t, 3, 1, nil)
-	grant := &Principal{Kind: OAuthGrant, Key: "grant:1", ScopesKnown: true}
+	consent := &Principal{Kind: OAuthConsent, Key: "grant:1", ScopesKnown: true}
 	steps := []struct {
 		name string
 		tool string
@@ -100,7 +100,7 @@ func TestBudgetsReadWriteSeparate(t *testing.T) {
 		{"write still spent", "doc_admin", http.StatusTooManyRequests},
 	}
 	for _, s := range steps {
-		if w := rig.send("192.0.2.1", grant, s.tool, "1"); w.Code != s.want {
+		if w := rig.send("192.0.2.1", consent, s.tool, "1"); w.Code != s.want {
 			t.Fatalf("%s: status %d, want %d", s.name, w.Code, s.want)
 		}
 	}
@@ -110,7 +110,7 @@ func TestBudgetsReadWriteSeparate(t *testing.T) {
 }
 
 func TestBudgetKeys(t *testing.T) {
-	alice := &Principal{Kind: OAuthGrant, Key: "grant:alice"}
+	alice := &Principal{Kind: OAuthConsent, Key: "grant:alice"}
 	bob := NewPassthrough("bob-token")
 	cases := []struct {
 		name   string
@@ -288,8 +288,8 @@ func TestDispatchBudget(t *testing.T) {
 		r.h = ClientIP(nil, 0)(b.Handler(ok))
 		return r
 	}
-	alice := &Principal{Kind: OAuthGrant, Key: "grant:alice", ScopesKnown: true}
-	bob := &Principal{Kind: OAuthGrant, Key: "grant:bob", ScopesKnown: true}
+	alice := &Principal{Kind: OAuthConsent, Key: "grant:alice", ScopesKnown: true}
+	bob := &Principal{Kind: OAuthConsent, Key: "grant:bob", ScopesKnown: true}
 
 	r := rig(100, 2)
 	for i, s := range []struct {

@@ -1,7 +1,7 @@
 // Package middleware holds the gateway's HTTP middleware, one concern per
 // file, in the order server's Gateway.Handler and mcpChain stack them. No
 // business logic lives here: decisions that depend on a tool (its scopes, its
-// budget) come from narrow interfaces the catalogs implement.
+// budget) come from narrow interfaces the toolsets implement.
 package middleware
 
 import (

@@ -19,7 +19,7 @@ func TestRefusedBearers(t *testing.T) {
 	auth := AuthenticatorFunc(func(_ context.Context, bearer string) (*Principal, error) {
 		lookups++
 		if bearer == "good" {
-			return &Principal{Kind: OAuthGrant, Key: "grant:1", ScopesKnown: true}, nil
+			return &Principal{Kind: OAuthConsent, Key: "grant:1", ScopesKnown: true}, nil
 		}
 		return nil, ErrInvalidToken
 	})

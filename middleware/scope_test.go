@@ -31,8 +31,8 @@ var testPolicies = policyMap{
 var testChallenge = Challenge{ResourceMetadataURL: testMetadataURL, Scopes: []string{"catalog:read", "documents:read", "documents:write"}}
 
 func TestScopeGate(t *testing.T) {
-	grant := func(scopes ...string) *Principal {
-		return &Principal{Kind: OAuthGrant, Key: "g", Scopes: scopes, ScopesKnown: true}
+	consent := func(scopes ...string) *Principal {
+		return &Principal{Kind: OAuthConsent, Key: "g", Scopes: scopes, ScopesKnown: true}
 	}
 	passthrough := NewPassthrough("fj-token")
 	cases := []struct {
@@ -50,11 +50,11 @@ func TestScopeGate(t *testing.T) {
 		{"scoped, no principal", Call{Method: "tools/call", Tool: "doc_get"}, nil, http.StatusUnauthorized, "", ""},
 		{"passthrough, no gateway scopes needed", Call{Method: "tools/call", Tool: "forgejo_diff"}, passthrough, http.StatusOK, "", ""},
 		{"passthrough cannot hold gateway scopes", Call{Method: "tools/call", Tool: "doc_get"}, passthrough, http.StatusForbidden, "documents:read", "documents:read"},
-		{"grant with the scope", Call{Method: "tools/call", Tool: "doc_get"}, grant("documents:read"), http.StatusOK, "", ""},
-		{"grant missing the scope", Call{Method: "tools/call", Tool: "doc_get"}, grant("memory"), http.StatusForbidden, "documents:read", "documents:read"},
-		{"grant missing one of two", Call{Method: "tools/call", Tool: "doc_admin"}, grant("documents:read"), http.StatusForbidden, "documents:read documents:write", "documents:read documents:write"},
-		{"held scopes named with the needed one", Call{Method: "tools/call", Tool: "cat_list"}, grant("documents:read", "documents:write"), http.StatusForbidden, "documents:read documents:write catalog:read", "catalog:read"},
-		{"held scopes the endpoint does not check are not named", Call{Method: "tools/call", Tool: "cat_list"}, grant("memory", "documents:read"), http.StatusForbidden, "documents:read catalog:read", "catalog:read"},
+		{"consent with the scope", Call{Method: "tools/call", Tool: "doc_get"}, consent("documents:read"), http.StatusOK, "", ""},
+		{"consent missing the scope", Call{Method: "tools/call", Tool: "doc_get"}, consent("memory"), http.StatusForbidden, "documents:read", "documents:read"},
+		{"consent missing one of two", Call{Method: "tools/call", Tool: "doc_admin"}, consent("documents:read"), http.StatusForbidden, "documents:read documents:write", "documents:read documents:write"},
+		{"held scopes named with the needed one", Call{Method: "tools/call", Tool: "cat_list"}, consent("documents:read", "documents:write"), http.StatusForbidden, "documents:read documents:write catalog:read", "catalog:read"},
+		{"held scopes the endpoint does not check are not named", Call{Method: "tools/call", Tool: "cat_list"}, consent("memory", "documents:read"), http.StatusForbidden, "documents:read catalog:read", "catalog:read"},
 		{"scopes listed but unknown", Call{Method: "tools/call", Tool: "doc_get"}, &Principal{Key: "k", Scopes: []string{"documents:read"}}, http.StatusForbidden, "documents:read", "documents:read"},
 	}
 	for _, tc := range cases {

@@ -21,7 +21,7 @@ type TraceOptions struct {
 	// ID can splice its calls into another caller's trace, and one who
 	// sets the sampled flag decides what the gateway exports.
 	TrustedParents []netip.Prefix
-	// Known reports whether a tool name belongs to the catalog; any other
+	// Known reports whether a tool name belongs to the toolset; any other
 	// name is recorded as "unknown" (the caller chose it).
 	Known func(tool string) bool
 }

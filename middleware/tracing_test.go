@@ -34,7 +34,7 @@ func TestTrace(t *testing.T) {
 			"tools/call get_repository", true, "get_repository", "tools/call", "ok"},
 		{"untrusted caller's traceparent is ignored", "192.0.2.7:1234", call("get_repository"), "not_found",
 			"tools/call get_repository", false, "get_repository", "tools/call", "not_found"},
-		{"a tool outside the catalog is unknown", "192.0.2.7:1234", call("/etc/passwd"), "unknown_tool",
+		{"a tool outside the toolset is unknown", "192.0.2.7:1234", call("/etc/passwd"), "unknown_tool",
 			"tools/call unknown", false, "unknown", "tools/call", "unknown_tool"},
 		{"a method outside MCP is other", "192.0.2.7:1234", `{"jsonrpc":"2.0","id":1,"method":"secret/ghp_abc"}`, "",
 			"other", false, "", "other", "none"},

@@ -235,11 +235,11 @@ func seedDemoStore(ctx context.Context, st store.Store, up *demoUpstreams) (demo
 	if seed.profileID, err = seedDemoCatalog(ctx, st, p, repo.ID, up); err != nil {
 		return seed, fmt.Errorf("seed the instruction catalog: %w", err)
 	}
-	grant, err := st.CreateGrant(ctx, p.ID, demoSubject, "demo", demoScopes)
+	consent, err := st.CreateConsent(ctx, p.ID, demoSubject, "demo", demoScopes)
 	if err != nil {
 		return seed, err
 	}
-	tok, err := st.IssueAccessToken(ctx, grant.ID, 24*time.Hour)
+	tok, err := st.IssueAccessToken(ctx, consent.ID, 24*time.Hour)
 	if err != nil {
 		return seed, err
 	}
@@ -326,7 +326,7 @@ func mcpCurl(endpoint, token string, id int, tool, args string) string {
 }
 
 // printDemo prints where everything is and the walk-through: every tool
-// of both catalogs, in the order of the product's flows, each a command
+// of both toolsets, in the order of the product's flows, each a command
 // that works as printed with the tokens printed (test/e2e TestDemoWalkThrough
 // runs every one).
 func printDemo(std Stdio, publicURL string, up *demoUpstreams, seed demoSeed) {

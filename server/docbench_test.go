@@ -69,11 +69,11 @@ func BenchmarkDocumentFragment(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	grant, err := g.store.CreateGrant(ctx, p.ID, "alice", "bench", []string{"documents:read"})
+	consent, err := g.store.CreateConsent(ctx, p.ID, "alice", "bench", []string{"documents:read"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	tok, err := g.store.IssueAccessToken(ctx, grant.ID, time.Hour)
+	tok, err := g.store.IssueAccessToken(ctx, consent.ID, time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}

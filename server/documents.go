@@ -37,7 +37,7 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 	return st, nil
 }
 
-// wireDocuments opens the store and builds the documents catalog: the
+// wireDocuments opens the store and builds the documents toolset: the
 // store backs authentication and the allowlist, the cursor secret signs
 // continuations, and the GitHub App (when configured) reads the files.
 func (g *Gateway) wireDocuments(ctx context.Context) error {
@@ -64,16 +64,16 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.documentsC = documentsCatalog(documents.Options{Sources: st, Files: files, Cursors: cursors},
+	g.documentsC = documentsToolset(documents.Options{Sources: st, Files: files, Cursors: cursors},
 		instructions.Options{Store: st, GitHub: files})
 	g.documentsAuth = oauth.NewStoreAuthenticator(st, g.log)
 	return nil
 }
 
-// documentsCatalog is the catalog served at /mcp/documents: the document
+// documentsToolset is the toolset served at /mcp/documents: the document
 // tools (docs/architecture.md#documents-contract) and the instruction
 // catalog (docs/architecture.md#instruction-catalog-contract).
-func documentsCatalog(o documents.Options, io instructions.Options) *toolset.Toolset {
+func documentsToolset(o documents.Options, io instructions.Options) *toolset.Toolset {
 	return toolset.New("agent-gateway-documents", Version,
 		"Read the project's allowlisted GitHub documents, pinned to commits. Start with runtime_bootstrap_get, "+
 			"then read a source with git_document_get and follow next_cursor until it is absent. "+
@@ -86,7 +86,7 @@ func documentsCatalog(o documents.Options, io instructions.Options) *toolset.Too
 // read from the tools' definitions without their dependencies (no handler
 // runs): what the admin CLI, with no gateway wired, knows as checked.
 func documentsScopes() []string {
-	return documentsCatalog(documents.Options{}, instructions.Options{}).ScopeNames()
+	return documentsToolset(documents.Options{}, instructions.Options{}).ScopeNames()
 }
 
 // githubReader reads files at commits and resolves branch heads.

@@ -17,13 +17,13 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
-// fuzzTools are every tool of every catalog the gateway serves, wired
+// fuzzTools are every tool of every toolset the gateway serves, wired
 // without upstreams or store: a call whose arguments decode stops at
 // upstream_unconfigured (Forgejo) or insufficient_scope (documents, no
-// principal) before touching anything. A catalog added to the gateway
+// principal) before touching anything. A toolset added to the gateway
 // belongs here too.
 func fuzzTools() []toolset.Tool {
-	return append(forgejoCatalog(nil).Tools(), documentsCatalog(documents.Options{}, instructions.Options{}).Tools()...)
+	return append(forgejoToolset(nil).Tools(), documentsToolset(documents.Options{}, instructions.Options{}).Tools()...)
 }
 
 // toolSeeds are the committed corpus of FuzzToolArguments: for every tool,
@@ -87,7 +87,7 @@ func TestToolArgumentSeeds(t *testing.T) {
 	fuzzseed.Sync(t, "FuzzToolArguments", toolSeeds(fuzzTools()))
 }
 
-// FuzzToolArguments calls every tool of every catalog with arbitrary
+// FuzzToolArguments calls every tool of every toolset with arbitrary
 // arguments. It never panics; a refusal is invalid_arguments (never an
 // internal error), and arguments the strict decoder accepts are valid
 // against the JSON Schema the tool advertises to models, so a client that

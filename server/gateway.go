@@ -20,7 +20,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 )
 
-// Gateway is the wired application: configuration, clients, catalogs and
+// Gateway is the wired application: configuration, clients, toolsets and
 // the router. One process holds one Gateway.
 type Gateway struct {
 	cfg      Config
@@ -31,7 +31,7 @@ type Gateway struct {
 	forgejo  *forgejo.Client
 	forgejoC *toolset.Toolset
 	redis    redis.UniversalClient // nil: budgets in memory
-	// budgetRejections counts 429s by endpoint catalog and budget.
+	// budgetRejections counts 429s by endpoint toolset and budget.
 	budgetRejections *prometheus.CounterVec
 	bounds           *loadBounds
 	ready            []readinessCheck
@@ -46,7 +46,7 @@ type Gateway struct {
 	oauth         *oauth.Server
 	oauthMetrics  *oauthMetrics
 	// storeRegistry holds the series that count what the store holds
-	// (OAuth rows, rows purged): how many clients, grants and tokens a
+	// (OAuth rows, rows purged): how many clients, consents and tokens a
 	// deployment has is the operator's business, so they are served only
 	// on metrics.listen, never on the API listener (MetricsHandler).
 	storeRegistry *prometheus.Registry
@@ -67,8 +67,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	g := newForgejoGateway(cfg, log)
 	g.budgetRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agent_gateway_budget_rejections_total",
-		Help: "Requests refused with 429 because the caller's budget was spent, by catalog and budget (read, write, dispatch, ip_ceiling, refused_bearers).",
-	}, []string{"catalog", "budget"})
+		Help: "Requests refused with 429 because the caller's budget was spent, by toolset and budget (read, write, dispatch, ip_ceiling, refused_bearers).",
+	}, []string{"toolset", "budget"})
 	g.registry.MustRegister(g.budgetRejections)
 	g.workflowPurge = newWorkflowPurgeCounters(g.registry, g.storeRegistry)
 	g.bounds = newLoadBounds(g.cfg, g.registry)
@@ -90,10 +90,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	return g, nil
 }
 
-// newForgejoGateway wires what the Forgejo catalog needs and nothing that
-// keeps state: metrics, tracing, the Forgejo client and the catalog. It
+// newForgejoGateway wires what the Forgejo toolset needs and nothing that
+// keeps state: metrics, tracing, the Forgejo client and the toolset. It
 // opens no store, Redis or file, so `stdio`, which serves only this
-// catalog with the process's own credential, leaves nothing behind in the
+// toolset with the process's own credential, leaves nothing behind in the
 // directory it was started in (no data_dir, no generated cursor secret).
 func newForgejoGateway(cfg Config, log *slog.Logger) *Gateway {
 	cfg = boundDefaults(cfg)
@@ -112,12 +112,12 @@ func newForgejoGateway(cfg Config, log *slog.Logger) *Gateway {
 		}))
 		g.forgejo.ObserveEvidence(g.domain.evidence)
 	}
-	g.forgejoC = forgejoCatalog(g.forgejo)
+	g.forgejoC = forgejoToolset(g.forgejo)
 	return g
 }
 
-// forgejoCatalog is the catalog served at /mcp/forgejo and over stdio.
-func forgejoCatalog(c *forgejo.Client) *toolset.Toolset {
+// forgejoToolset is the toolset served at /mcp/forgejo and over stdio.
+func forgejoToolset(c *forgejo.Client) *toolset.Toolset {
 	impl := mcp.Implementation{Name: "agent-gateway-forgejo", Version: Version}
 	return toolset.New(impl.Name, impl.Version,
 		"Read a Forgejo forge: search repositories, read repositories and pull requests, "+
@@ -145,7 +145,7 @@ func (g *Gateway) Ready(ctx context.Context) error {
 	return err
 }
 
-// knownTool reports whether a name is a tool of any catalog (bounded labels).
+// knownTool reports whether a name is a tool of any toolset (bounded labels).
 func (g *Gateway) knownTool(name string) bool {
 	return g.forgejoC.Has(name) || g.documentsC.Has(name)
 }

@@ -41,7 +41,7 @@ func (g *Gateway) zeroKnownSeries() {
 	}
 }
 
-// zeroPages creates the page series of every catalog tool that serves
+// zeroPages creates the page series of every tool that serves
 // pages (toolset.Tool.Pages) at zero.
 func zeroPages(m *middleware.Metrics, cs ...*toolset.Toolset) {
 	for _, tool := range pagingTools(cs...) {
@@ -49,7 +49,7 @@ func zeroPages(m *middleware.Metrics, cs ...*toolset.Toolset) {
 	}
 }
 
-// pagingTools are the tools of the catalogs that serve pages
+// pagingTools are the tools of the toolsets that serve pages
 // (agent_gateway_pages_served_total and agent_gateway_page_bytes_total by
 // tool, docs/metrics.md).
 func pagingTools(cs ...*toolset.Toolset) []string {

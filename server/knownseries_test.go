@@ -36,7 +36,7 @@ func testGateway(t *testing.T) *Gateway {
 
 // TestZeroKnownSeries pins the series a fresh gateway exposes at 0, and
 // that the label values it pre-creates come from their owners: the paging
-// tools from the catalogs (a renamed tool cannot leave a dead series
+// tools from the toolsets (a renamed tool cannot leave a dead series
 // behind), the budgets from the middleware's list, the OAuth refusals
 // from the authorization server's.
 func TestZeroKnownSeries(t *testing.T) {
@@ -69,7 +69,7 @@ func TestZeroKnownSeries(t *testing.T) {
 		name   string
 		series int
 	}{
-		{"agent_gateway_budget_rejections_total", 7}, // read, write × 2 catalogues; ip_ceiling (Forgejo); refused_bearers, dispatch (documents)
+		{"agent_gateway_budget_rejections_total", 7}, // read, write × 2 toolsets; ip_ceiling (Forgejo); refused_bearers, dispatch (documents)
 		{"agent_gateway_github_installation_tokens_total", 3},
 		{"agent_gateway_evidence_entities_total", 1},
 		{"agent_gateway_pages_served_total", 2},

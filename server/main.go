@@ -47,8 +47,8 @@ type subcommand struct{ name, summary string }
 var subcommands = []subcommand{
 	{"serve", "run the gateway (the default command)"},
 	{"demo", "start an emulated Forgejo, GitHub and OpenID provider with sample data and the real gateway in front of them"},
-	{"stdio", "serve the Forgejo catalog over stdin/stdout with the process's own credential"},
-	{"admin", "manage projects, repositories, document sources, grants and tokens in the store"},
+	{"stdio", "serve the Forgejo toolset over stdin/stdout with the process's own credential"},
+	{"admin", "manage projects, repositories, document sources, consents and tokens in the store"},
 	{"diff", "read a pull request's whole diff through the gateway and verify every page"},
 	{"version", "print the version"},
 	{"help", "print this list"},

@@ -43,7 +43,7 @@ func (g *Gateway) wireOAuth() error {
 	cfg := oauth.Config{
 		Issuer:                  g.cfg.PublicURL,
 		Resource:                g.cfg.PublicURL + "/mcp/documents",
-		Scopes:                  catalogScopes(g.documentsC),
+		Scopes:                  toolsetScopes(g.documentsC),
 		Store:                   g.store,
 		IdentityProvider:        idp,
 		Log:                     g.log,
@@ -80,11 +80,11 @@ func (g *Gateway) mountOAuth(r chi.Router) {
 	r.Mount("/oauth", g.oauth.Routes())
 }
 
-// catalogScopes are the scopes a catalog's tools declare, each with what
+// toolsetScopes are the scopes a toolset's tools declare, each with what
 // it allows and the tools that need it (the consent page's text), so a
 // scope added by a new tool is offered and explained without touching the
 // authorization server.
-func catalogScopes(c *toolset.Toolset) []oauth.Scope {
+func toolsetScopes(c *toolset.Toolset) []oauth.Scope {
 	uses := c.Scopes()
 	out := make([]oauth.Scope, 0, len(uses))
 	for _, u := range uses {

@@ -59,7 +59,7 @@ func TestLoadOIDC(t *testing.T) {
 
 // TestDocumentsMetadataFollowsOAuth: the documents endpoint's resource
 // metadata names this gateway as authorization server and lists the
-// catalog's scopes; the authorization server's metadata answers 503 until
+// toolset's scopes; the authorization server's metadata answers 503 until
 // an identity provider is configured.
 func TestDocumentsMetadataFollowsOAuth(t *testing.T) {
 	for _, tc := range []struct {
@@ -98,10 +98,10 @@ func TestDocumentsMetadataFollowsOAuth(t *testing.T) {
 	}
 }
 
-// TestCatalogScopes: the scopes the consent page offers come from the
+// TestToolsetScopes: the scopes the consent page offers come from the
 // documents endpoint's tool policies, each naming the tools it opens.
-func TestCatalogScopes(t *testing.T) {
-	scopes := catalogScopes(documentsCatalog(documents.Options{}, instructions.Options{}))
+func TestToolsetScopes(t *testing.T) {
+	scopes := toolsetScopes(documentsToolset(documents.Options{}, instructions.Options{}))
 	byName := map[string]string{}
 	for _, s := range scopes {
 		byName[s.Name] = s.Description

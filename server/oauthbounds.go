@@ -32,11 +32,11 @@ func newOAuthMetrics(reg, storeReg prometheus.Registerer) *oauthMetrics {
 		}, []string{"result"}),
 		purge: newPurgeCounters(reg, storeReg, "OAuth purge", "oauth",
 			"Scheduled OAuth purges by outcome: purged (this replica ran it), skipped (another replica held the purge lock), failed.",
-			"Rows the OAuth purge deleted, by table (codes, login_sessions, tokens, clients, grants).",
+			"Rows the OAuth purge deleted, by table (codes, login_sessions, tokens, clients, consents).",
 			purgeTables),
 		rows: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "agent_gateway_oauth_rows",
-			Help: "OAuth rows in the store after the last purge tick, by table (clients, unused_clients, login_sessions, codes, tokens, grants).",
+			Help: "OAuth rows in the store after the last purge tick, by table (clients, unused_clients, login_sessions, codes, tokens, consents).",
 		}, []string{"table"}),
 	}
 	reg.MustRegister(m.refusals, m.cimd)
@@ -59,7 +59,7 @@ func (g *Gateway) purgeOAuth(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
 	defer cancel()
 	res, err := g.store.PurgeOAuth(ctx, store.PurgePolicy{
-		UnusedClientTTL: g.cfg.OAuthUnusedClientTTL, RevokedGrantRetention: g.cfg.OAuthRevokedGrantRetention,
+		UnusedClientTTL: g.cfg.OAuthUnusedClientTTL, RevokedConsentRetention: g.cfg.OAuthRevokedConsentRetention,
 	})
 	m := g.oauthMetrics
 	if !m.purge.record(ctx, g.log, res, err) {
@@ -74,7 +74,7 @@ func (g *Gateway) purgeOAuth(ctx context.Context) {
 	}
 	for table, n := range map[string]int64{
 		"clients": c.Clients, "unused_clients": c.UnusedClients, "login_sessions": c.LoginSessions,
-		"codes": c.Codes, "tokens": c.Tokens, "grants": c.Grants,
+		"codes": c.Codes, "tokens": c.Tokens, "grants": c.Consents,
 	} {
 		m.rows.WithLabelValues(table).Set(float64(n))
 	}

@@ -96,7 +96,7 @@ func (g *Gateway) Handler() http.Handler {
 	return r
 }
 
-// mcpChain stacks the MCP-specific middleware in front of a catalog.
+// mcpChain stacks the MCP-specific middleware in front of a toolset.
 func (g *Gateway) mcpChain(c *toolset.Toolset, auth middleware.AuthOptions, a middleware.Authenticator) http.Handler {
 	allowed := append([]string{g.cfg.PublicOrigin()}, g.cfg.AllowedOrigins...)
 	bo := g.budgetOptions(c.Name)

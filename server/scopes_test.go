@@ -25,18 +25,18 @@ var extraScope = middleware.Scope{Name: "zeta:write", Allows: "write the zeta of
 // withExtraTool is c with one more tool, which needs extraScope.
 func withExtraTool(c *toolset.Toolset) *toolset.Toolset {
 	extra := toolset.Typed(toolset.Tool{Name: "zeta_write", Description: "Write the zeta.",
-		Policy: middleware.ToolPolicy{Scopes: []middleware.Scope{extraScope}}, Needs: toolset.ProjectGrant},
+		Policy: middleware.ToolPolicy{Scopes: []middleware.Scope{extraScope}}, Needs: toolset.ProjectConsent},
 		func(context.Context, struct{}) (any, error) { return map[string]string{"zeta": "written"}, nil })
 	return toolset.New(c.Name, c.Version, c.Instructions, append(c.Tools(), extra)...)
 }
 
 // TestEveryScopeListFollowsTheTools: the documents endpoint's tools are
-// the one owner of its scopes. A gateway whose catalog gains a tool with a
+// the one owner of its scopes. A gateway whose toolset gains a tool with a
 // new scope names that scope, with the tools' other scopes, everywhere a
 // scope is listed — the 401 challenge, the protected-resource metadata,
 // the authorization server's metadata and consent text, the landing page
 // — and a 403 for it names the scopes held with the one needed. The admin
-// CLI's known scopes are those of the catalog the gateway serves.
+// CLI's known scopes are those of the toolset the gateway serves.
 func TestEveryScopeListFollowsTheTools(t *testing.T) {
 	cfg := Default()
 	cfg.DataDir = t.TempDir()
@@ -51,7 +51,7 @@ func TestEveryScopeListFollowsTheTools(t *testing.T) {
 		t.Fatalf("the admin CLI knows %v, the documents endpoint checks %v", got, want)
 	}
 
-	// The same wiring, from a catalog with one more scoped tool.
+	// The same wiring, from a toolset with one more scoped tool.
 	g.documentsC = withExtraTool(g.documentsC)
 	g.registry, g.storeRegistry = prometheus.NewRegistry(), prometheus.NewRegistry()
 	if err := g.wireOAuth(); err != nil {
@@ -61,7 +61,7 @@ func TestEveryScopeListFollowsTheTools(t *testing.T) {
 	defer srv.Close()
 	want := g.documentsC.ScopeNames()
 	if !slices.Contains(want, extraScope.Name) {
-		t.Fatalf("the catalog's scopes %v lack the new tool's", want)
+		t.Fatalf("the toolset's scopes %v lack the new tool's", want)
 	}
 
 	t.Run("401 challenge", func(t *testing.T) {
@@ -86,7 +86,7 @@ func TestEveryScopeListFollowsTheTools(t *testing.T) {
 		})
 	}
 	t.Run("consent text", func(t *testing.T) {
-		for _, s := range catalogScopes(g.documentsC) {
+		for _, s := range toolsetScopes(g.documentsC) {
 			if s.Name == extraScope.Name && s.Description != extraScope.Allows+" (tools: zeta_write)" {
 				t.Fatalf("consent text of %s: %q", s.Name, s.Description)
 			}
@@ -112,7 +112,7 @@ func TestEveryScopeListFollowsTheTools(t *testing.T) {
 		if err := g.store.AddMember(ctx, p.ID, "alice"); err != nil {
 			t.Fatal(err)
 		}
-		gr, err := g.store.CreateGrant(ctx, p.ID, "alice", "test", []string{"documents:read", "workflow:dispatch", "memory"})
+		gr, err := g.store.CreateConsent(ctx, p.ID, "alice", "test", []string{"documents:read", "workflow:dispatch", "memory"})
 		if err != nil {
 			t.Fatal(err)
 		}

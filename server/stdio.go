@@ -12,12 +12,12 @@ import (
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
-// runStdio serves the Forgejo catalog over stdin/stdout. Its caller is the
+// runStdio serves the Forgejo toolset over stdin/stdout. Its caller is the
 // local process owner, so it uses the process's own configured credential
 // (docs/architecture.md#flow-stdio-session: "stdio retains its existing
 // own-token or Basic-auth configuration"); without one only the anonymous
 // tools are offered. Logs go to stderr: stdout carries the protocol. It wires
-// only the Forgejo catalog (newForgejoGateway): no store, no cursor secret,
+// only the Forgejo toolset (newForgejoGateway): no store, no cursor secret,
 // so it creates no data_dir wherever a client launches it.
 func runStdio(ctx context.Context, args []string, std Stdio) error {
 	loaded, err := Load(LoadOptions{Command: "stdio", Args: args, Stdout: std.Out, Stderr: std.Err})

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// TestStdioOpensNoStore: stdio serves the Forgejo catalog without opening
+// TestStdioOpensNoStore: stdio serves the Forgejo toolset without opening
 // the store, so neither a configured data_dir nor the default ./data is
 // created, and an existing one is left empty (no SQLite file, no cursor
 // secret).

@@ -13,10 +13,10 @@ import (
 // (handlers/oauth) keeps between requests: authorization codes, the tokens
 // it generates itself (it hands the store their hashes, never the secrets)
 // and the browser's login sessions. Tokens land in the same table as the
-// lone access tokens GrantStore issues for the admin CLI, so
+// lone access tokens ConsentStore issues for the admin CLI, so
 // LookupAccessToken resolves both.
 type AuthorizationServerStore interface {
-	// CreateAuthorizationCode stores a code under an active grant (ErrNotFound
+	// CreateAuthorizationCode stores a code under an active consent (ErrNotFound
 	// otherwise). Expired codes are purged on the way.
 	CreateAuthorizationCode(ctx context.Context, c AuthorizationCode) error
 	// SetCodeChallenge binds the PKCE challenge (method S256) to a code that
@@ -29,16 +29,16 @@ type AuthorizationServerStore interface {
 	// ErrNotFound. Whether it may still be redeemed is the caller's decision.
 	GetAuthorizationCode(ctx context.Context, codeHash string) (AuthorizationCode, error)
 	// RedeemAuthorizationCode marks the code used and stores tokens in the
-	// family the code started, under the code's grant, in one transaction.
+	// family the code started, under the code's consent, in one transaction.
 	// A code already used is ErrTokenReused and stores nothing; a code whose
-	// grant was revoked is ErrNotFound.
+	// consent was revoked is ErrNotFound.
 	RedeemAuthorizationCode(ctx context.Context, codeHash string, tokens ...HashedToken) error
 	// RotateRefreshTokenHash marks an unused, unrevoked refresh token used and
 	// stores tokens in its family, in one transaction. A token already used
 	// or revoked is ErrTokenReused and stores nothing (the caller revokes the
 	// family: it decides what reuse means).
 	RotateRefreshTokenHash(ctx context.Context, refreshHash string, tokens ...HashedToken) error
-	// GetToken returns a stored token with its grant, in any state, or
+	// GetToken returns a stored token with its consent, in any state, or
 	// ErrNotFound.
 	GetToken(ctx context.Context, tokenHash string) (TokenRecord, error)
 	// RevokeTokenFamily revokes every token of a family. Revoking a revoked
@@ -64,7 +64,7 @@ type AuthorizationCode struct {
 	// RequestID names the authorization: the tokens redeemed from the code
 	// and all their rotations form the token family of this ID.
 	RequestID   string
-	GrantID     string
+	ConsentID   string
 	ClientID    string
 	RedirectURI string
 	// Scopes is the sorted set the user consented to.
@@ -77,7 +77,7 @@ type AuthorizationCode struct {
 }
 
 // HashedToken is a token the authorization server generated: the store
-// keeps its hash, kind and expiry; grant and family come from the code or
+// keeps its hash, kind and expiry; consent and family come from the code or
 // refresh token it is issued under.
 type HashedToken struct {
 	Hash      string
@@ -89,7 +89,7 @@ type HashedToken struct {
 	Scopes []string
 }
 
-// TokenRecord is a stored token with its grant.
+// TokenRecord is a stored token with its consent.
 type TokenRecord struct {
 	Hash      string
 	Kind      TokenKind
@@ -99,9 +99,9 @@ type TokenRecord struct {
 	Revoked   bool
 	Used      bool
 	// Scopes are what the token allows: its own when a refresh narrowed
-	// them, else its grant's.
-	Scopes []string
-	Grant  Grant
+	// them, else its consent's.
+	Scopes  []string
+	Consent Consent
 }
 
 // LoginSession is one browser's way through login and consent.
@@ -137,7 +137,7 @@ func (s *sqlStore) CreateAuthorizationCode(ctx context.Context, c AuthorizationC
 		return invalid("request_id", "must not be empty")
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := s.activeGrant(ctx, tx, c.GrantID); err != nil {
+		if _, err := s.activeConsent(ctx, tx, c.ConsentID); err != nil {
 			return err
 		}
 		if _, err := s.exec(ctx, tx, "purging expired codes",
@@ -148,7 +148,7 @@ func (s *sqlStore) CreateAuthorizationCode(ctx context.Context, c AuthorizationC
 			`INSERT INTO oauth_authorization_codes
 			   (code_hash, request_id, grant_id, client_id, redirect_uri, scopes, requested_at, expires_at)
 			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			c.CodeHash, c.RequestID, c.GrantID, c.ClientID, c.RedirectURI, strings.Join(scopes, " "),
+			c.CodeHash, c.RequestID, c.ConsentID, c.ClientID, c.RedirectURI, strings.Join(scopes, " "),
 			s.d.timeArg(c.RequestedAt.UTC().Truncate(time.Microsecond)), s.d.timeArg(c.ExpiresAt.UTC().Truncate(time.Microsecond)))
 		return err
 	})
@@ -185,7 +185,7 @@ func (s *sqlStore) GetAuthorizationCode(ctx context.Context, codeHash string) (A
 		`SELECT code_hash, request_id, grant_id, client_id, redirect_uri, scopes, code_challenge,
 		        code_challenge_method, requested_at, expires_at, used_at
 		   FROM oauth_authorization_codes WHERE code_hash = $1`, codeHash).
-		Scan(&c.CodeHash, &c.RequestID, &c.GrantID, &c.ClientID, &c.RedirectURI, &scopes, &challenge,
+		Scan(&c.CodeHash, &c.RequestID, &c.ConsentID, &c.ClientID, &c.RedirectURI, &scopes, &challenge,
 			&method, &requested, &expires, &used)
 	if err != nil {
 		return AuthorizationCode{}, notFound(err, "authorization code")
@@ -199,10 +199,10 @@ func (s *sqlStore) GetAuthorizationCode(ctx context.Context, codeHash string) (A
 // RedeemAuthorizationCode implements AuthorizationServerStore.
 func (s *sqlStore) RedeemAuthorizationCode(ctx context.Context, codeHash string, tokens ...HashedToken) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		var requestID, grantID string
+		var requestID, consentID string
 		err := tx.QueryRowContext(ctx,
 			`SELECT request_id, grant_id FROM oauth_authorization_codes WHERE code_hash = $1`, codeHash).
-			Scan(&requestID, &grantID)
+			Scan(&requestID, &consentID)
 		if err != nil {
 			return notFound(err, "authorization code")
 		}
@@ -217,7 +217,7 @@ func (s *sqlStore) RedeemAuthorizationCode(ctx context.Context, codeHash string,
 		} else if n != 1 {
 			return fmt.Errorf("%w: authorization code already redeemed", ErrTokenReused)
 		}
-		g, err := s.activeGrant(ctx, tx, grantID)
+		g, err := s.activeConsent(ctx, tx, consentID)
 		if err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func (s *sqlStore) RedeemAuthorizationCode(ctx context.Context, codeHash string,
 			s.d.timeArg(s.now()), codeHash); err != nil {
 			return err
 		}
-		return s.insertHashed(ctx, tx, grantID, requestID, g.Scopes, tokens)
+		return s.insertHashed(ctx, tx, consentID, requestID, g.Scopes, tokens)
 	})
 }
 
@@ -244,8 +244,8 @@ func (s *sqlStore) RotateRefreshTokenHash(ctx context.Context, refreshHash strin
 		if t.kind != TokenRefresh {
 			return fmt.Errorf("%w: refresh token", ErrNotFound)
 		}
-		if t.grant.RevokedAt != nil {
-			return fmt.Errorf("%w: refresh token (grant revoked)", ErrNotFound)
+		if t.consent.RevokedAt != nil {
+			return fmt.Errorf("%w: refresh token (consent revoked)", ErrNotFound)
 		}
 		res, err := s.exec(ctx, tx, "marking refresh token used",
 			`UPDATE oauth_tokens SET used_at = $1
@@ -268,14 +268,14 @@ func (s *sqlStore) RotateRefreshTokenHash(ctx context.Context, refreshHash strin
 			s.d.timeArg(s.now()), t.familyID, string(TokenAccess)); err != nil {
 			return err
 		}
-		return s.insertHashed(ctx, tx, t.grant.ID, t.familyID, t.effectiveScopes(), tokens)
+		return s.insertHashed(ctx, tx, t.consent.ID, t.familyID, t.effectiveScopes(), tokens)
 	})
 }
 
 // insertHashed stores tokens generated by the authorization server; a
 // token's own scopes must lie within allowed (those of what it is issued
 // under): a refresh narrows, never widens.
-func (s *sqlStore) insertHashed(ctx context.Context, tx *sql.Tx, grantID, familyID string, allowed []string, tokens []HashedToken) error {
+func (s *sqlStore) insertHashed(ctx context.Context, tx *sql.Tx, consentID, familyID string, allowed []string, tokens []HashedToken) error {
 	now := s.now()
 	for _, t := range tokens {
 		var own sql.NullString
@@ -303,7 +303,7 @@ func (s *sqlStore) insertHashed(ctx context.Context, tx *sql.Tx, grantID, family
 		if _, err := s.exec(ctx, tx, "storing token",
 			`INSERT INTO oauth_tokens (token_hash, grant_id, kind, family_id, expires_at, created_at, scopes)
 			 VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			t.Hash, grantID, string(t.Kind), familyID,
+			t.Hash, consentID, string(t.Kind), familyID,
 			s.d.timeArg(t.ExpiresAt.UTC().Truncate(time.Microsecond)), s.d.timeArg(now), own); err != nil {
 			return err
 		}
@@ -323,7 +323,7 @@ func (s *sqlStore) GetToken(ctx context.Context, tokenHash string) (TokenRecord,
 	}
 	return TokenRecord{
 		Hash: tokenHash, Kind: t.kind, FamilyID: t.familyID, ExpiresAt: t.expiresAt, CreatedAt: created.t,
-		Revoked: t.revoked, Used: t.used, Scopes: t.effectiveScopes(), Grant: t.grant,
+		Revoked: t.revoked, Used: t.used, Scopes: t.effectiveScopes(), Consent: t.consent,
 	}, nil
 }
 

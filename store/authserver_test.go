@@ -20,7 +20,7 @@ func TestAuthorizationServerStore(t *testing.T) {
 	}{
 		{"code redemption is single use", testCodeRedemption},
 		{"code challenge binds once and clears", testCodeChallenge},
-		{"code of a revoked grant", testCodeRevokedGrant},
+		{"code of a revoked consent", testCodeRevokedConsent},
 		{"hashed refresh rotation", testHashedRotation},
 		{"rotation retires the family's access tokens", testRotationRetiresAccess},
 		{"rotation narrows, never widens", testRotationNarrows},
@@ -36,13 +36,13 @@ func TestAuthorizationServerStore(t *testing.T) {
 	}
 }
 
-// newCode stores a code under a fresh grant and returns it.
-func newCode(t *testing.T, s store.Store, scopes ...string) (store.AuthorizationCode, store.Grant) {
+// newCode stores a code under a fresh consent and returns it.
+func newCode(t *testing.T, s store.Store, scopes ...string) (store.AuthorizationCode, store.Consent) {
 	t.Helper()
 	f := newFixture(t, s)
-	g := f.grant(t, s, "cli_as", scopes...)
+	g := f.consent(t, s, "cli_as", scopes...)
 	c := store.AuthorizationCode{
-		CodeHash: store.HashToken(unique("code")), RequestID: unique("req"), GrantID: g.ID, ClientID: "cli_as",
+		CodeHash: store.HashToken(unique("code")), RequestID: unique("req"), ConsentID: g.ID, ClientID: "cli_as",
 		RedirectURI: "http://127.0.0.1/cb", Scopes: scopes, RequestedAt: time.Now(), ExpiresAt: time.Now().Add(time.Minute),
 	}
 	if err := s.CreateAuthorizationCode(context.Background(), c); err != nil {
@@ -67,7 +67,7 @@ func testCodeRedemption(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	c, g := newCode(t, s, "documents:read")
 	got := try(s.GetAuthorizationCode(ctx, c.CodeHash)).must(t)
-	if got.GrantID != g.ID || got.RequestID != c.RequestID || got.UsedAt != nil || got.RedirectURI != c.RedirectURI {
+	if got.ConsentID != g.ID || got.RequestID != c.RequestID || got.UsedAt != nil || got.RedirectURI != c.RedirectURI {
 		t.Fatalf("stored code %+v", got)
 	}
 	access, refresh, hashed := pair(t)
@@ -75,11 +75,11 @@ func testCodeRedemption(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	p := try(s.LookupAccessToken(ctx, access)).must(t)
-	if p.GrantID != g.ID || p.ProjectID != g.ProjectID || !p.HasScope("documents:read") {
+	if p.ConsentID != g.ID || p.ProjectID != g.ProjectID || !p.HasScope("documents:read") {
 		t.Fatalf("principal %+v", p)
 	}
 	rec := try(s.GetToken(ctx, store.HashToken(refresh))).must(t)
-	if rec.FamilyID != c.RequestID || rec.Kind != store.TokenRefresh || rec.Grant.ID != g.ID {
+	if rec.FamilyID != c.RequestID || rec.Kind != store.TokenRefresh || rec.Consent.ID != g.ID {
 		t.Fatalf("refresh record %+v", rec)
 	}
 	_, _, again := pair(t)
@@ -107,10 +107,10 @@ func testCodeChallenge(t *testing.T, s store.Store) {
 	}
 }
 
-func testCodeRevokedGrant(t *testing.T, s store.Store) {
+func testCodeRevokedConsent(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	c, g := newCode(t, s, "documents:read")
-	try(s.RevokeGrant(ctx, g.ID)).must(t)
+	try(s.RevokeConsent(ctx, g.ID)).must(t)
 	_, _, hashed := pair(t)
 	wantErr(t, s.RedeemAuthorizationCode(ctx, c.CodeHash, hashed...), store.ErrNotFound)
 	c.CodeHash = store.HashToken(unique("code"))

@@ -340,10 +340,10 @@ type FrozenLayer struct {
 // NewWorkflow is the input of CreateWorkflow: the plan the dispatch read
 // and, in the same order, what it read for each of the plan's layers.
 type NewWorkflow struct {
-	Plan    CatalogPlan
-	Layers  []FrozenLayer
-	GrantID string
-	Subject string
+	Plan      CatalogPlan
+	Layers    []FrozenLayer
+	ConsentID string
+	Subject   string
 }
 
 // Workflow is a dispatched, frozen instruction contract. IDs start with
@@ -356,7 +356,7 @@ type Workflow struct {
 	Mode          string
 	LayersMissing []string
 	SourceBytes   int
-	GrantID       string
+	ConsentID     string
 	Subject       string
 	CreatedAt     time.Time
 	// Layers are the frozen layers in assembly order. Each Source is the

@@ -361,7 +361,7 @@ func testMissingLayers(t *testing.T, s store.Store) {
 		if got := strings.Join(prof.MissingLayers(account), " "); got != c.missing {
 			t.Fatalf("%s: profile view missing %q, want %q", c.name, got, c.missing)
 		}
-		w := try(s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})).must(t)
+		w := try(s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), ConsentID: "grt_1", Subject: "alice"})).must(t)
 		if got := strings.Join(try(s.GetWorkflow(ctx, f.projectA.ID, w.ID)).must(t).LayersMissing, " "); got != c.missing {
 			t.Fatalf("%s: stored workflow missing %q, want %q", c.name, got, c.missing)
 		}
@@ -395,7 +395,7 @@ func testCreateWorkflow(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	f := newCatalogFixture(t, s)
 	p, plan := devProfile(t, s, f)
-	w := try(s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})).must(t)
+	w := try(s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), ConsentID: "grt_1", Subject: "alice"})).must(t)
 	if w.SourceBytes != 40 || strings.Join(w.LayersMissing, " ") != "methodology skills" || !strings.HasPrefix(w.ID, "wfl_") {
 		t.Fatalf("workflow = %+v", w)
 	}
@@ -413,17 +413,17 @@ func testCreateWorkflow(t *testing.T, s store.Store) {
 	// A frozen layer list that does not answer the plan is refused.
 	bad := frozen(plan)
 	bad[0], bad[1] = bad[1], bad[0]
-	_, err = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: bad, GrantID: "grt_1", Subject: "alice"})
+	_, err = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: bad, ConsentID: "grt_1", Subject: "alice"})
 	wantErr(t, err, store.ErrInvalid)
 
 	// Reconfiguration between plan and store: refused, nothing stored.
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerMode, "worker", f.verifier.ID)).must(t)
-	_, err = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})
+	_, err = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), ConsentID: "grt_1", Subject: "alice"})
 	wantErr(t, err, store.ErrCatalogChanged)
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerMode, "worker", f.worker.ID)).must(t)
 	plan = try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerCore, "", "")).must(t)
-	_, err = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})
+	_, err = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), ConsentID: "grt_1", Subject: "alice"})
 	wantErr(t, err, store.ErrCatalogChanged)
 	try(s.SetAccountLayer(ctx, f.account.ID, store.LayerCore, "", f.core.ID)).must(t)
 
@@ -431,7 +431,7 @@ func testCreateWorkflow(t *testing.T, s store.Store) {
 	// repository (which revokes its sources).
 	plan = try(s.CatalogPlan(ctx, f.projectA.ID, p.ID)).must(t)
 	try(s.RevokeInstructionSource(ctx, f.account.ID, f.core.ID)).must(t)
-	_, err = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})
+	_, err = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), ConsentID: "grt_1", Subject: "alice"})
 	var ce *store.CatalogCheckError
 	if !errors.Is(err, store.ErrRevoked) || !errors.As(err, &ce) || ce.Layer != store.LayerCore || ce.SourceID != f.core.ID {
 		t.Fatalf("after revoking the core: %v", err)
@@ -468,7 +468,7 @@ func testWorkflowRacesRevocation(t *testing.T, s store.Store) {
 		var wg sync.WaitGroup
 		var werr, rerr error
 		wg.Go(func() {
-			_, werr = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})
+			_, werr = s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), ConsentID: "grt_1", Subject: "alice"})
 		})
 		wg.Go(func() { _, rerr = s.RevokeAccountRepository(ctx, f.account.ID, repo.ID) })
 		wg.Wait()

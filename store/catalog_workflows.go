@@ -31,7 +31,7 @@ func (w *NewWorkflow) validate() error {
 			return invalid("chars", "layer %s: %d characters in %d bytes", l.Layer, l.Chars, l.Bytes)
 		}
 	}
-	if err := validateText("grant_id", w.GrantID, maxSubjectBytes); err != nil {
+	if err := validateText("grant_id", w.ConsentID, maxSubjectBytes); err != nil {
 		return err
 	}
 	return validateText("subject", w.Subject, maxSubjectBytes)
@@ -46,7 +46,7 @@ func (s *sqlStore) CreateWorkflow(ctx context.Context, n NewWorkflow) (Workflow,
 		ID: newID("wfl"), ProjectID: n.Plan.ProjectID, ProfileID: n.Plan.Profile.ID,
 		ProfileName: n.Plan.Profile.Name, Mode: n.Plan.Profile.Mode,
 		LayersMissing: append([]string{}, n.Plan.Missing...),
-		GrantID:       n.GrantID, Subject: n.Subject, CreatedAt: s.now(), Layers: n.Layers,
+		ConsentID:     n.ConsentID, Subject: n.Subject, CreatedAt: s.now(), Layers: n.Layers,
 	}
 	for _, l := range n.Layers {
 		w.SourceBytes += l.Bytes
@@ -73,7 +73,7 @@ func (s *sqlStore) CreateWorkflow(ctx context.Context, n NewWorkflow) (Workflow,
 			                        source_bytes, grant_id, subject, created_at)
 			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			w.ID, w.ProjectID, w.ProfileID, w.ProfileName, w.Mode, strings.Join(w.LayersMissing, " "),
-			w.SourceBytes, w.GrantID, w.Subject, s.d.timeArg(w.CreatedAt)); err != nil {
+			w.SourceBytes, w.ConsentID, w.Subject, s.d.timeArg(w.CreatedAt)); err != nil {
 			return err
 		}
 		for i, l := range n.Layers {
@@ -104,7 +104,7 @@ func scanWorkflow(row rowScanner) (Workflow, error) {
 	var missing string
 	var created dbTime
 	if err := row.Scan(&w.ID, &w.ProjectID, &w.ProfileID, &w.ProfileName, &w.Mode, &missing,
-		&w.SourceBytes, &w.GrantID, &w.Subject, &created); err != nil {
+		&w.SourceBytes, &w.ConsentID, &w.Subject, &created); err != nil {
 		return Workflow{}, err
 	}
 	w.LayersMissing = strings.Fields(missing)

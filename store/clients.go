@@ -83,7 +83,7 @@ func (s *sqlStore) ListClients(ctx context.Context, unusedOnly bool) ([]Client, 
 }
 
 // DeleteClient implements ClientStore: the registration goes, and in the
-// same transaction every grant of the client is revoked, so that its
+// same transaction every consent of the client is revoked, so that its
 // tokens (which fosite would otherwise still refresh) stop at once.
 func (s *sqlStore) DeleteClient(ctx context.Context, clientID string) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
@@ -94,7 +94,7 @@ func (s *sqlStore) DeleteClient(ctx context.Context, clientID string) error {
 		if err := oneRow(res, "client"); err != nil {
 			return err
 		}
-		_, err = s.exec(ctx, tx, "revoking the client's grants",
+		_, err = s.exec(ctx, tx, "revoking the client's consents",
 			`UPDATE oauth_grants SET revoked_at = $1 WHERE client_id = $2 AND revoked_at IS NULL`, s.d.timeArg(s.now()), clientID)
 		return err
 	})

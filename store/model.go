@@ -12,7 +12,7 @@ type Account struct {
 	CreatedAt time.Time
 }
 
-// Project is the tenant boundary of the documents catalog. IDs start with
+// Project is the tenant boundary of the documents toolset. IDs start with
 // "prj_".
 type Project struct {
 	ID        string
@@ -92,9 +92,10 @@ func (s DocumentSource) Active() bool {
 	return s.RevokedAt == nil && s.Repository.RevokedAt == nil
 }
 
-// Grant is one OAuth consent: a subject allowed a client some scopes on a
-// project. IDs start with "grt_".
-type Grant struct {
+// Consent is one OAuth consent: a subject allowed a client some scopes on a
+// project. IDs start with "grt_" and the table is oauth_grants, both
+// historical names kept for stored data (see consents.go).
+type Consent struct {
 	ID        string
 	ProjectID string
 	Subject   string
@@ -125,30 +126,30 @@ const (
 // IssuedToken is a token just issued. Secret is the only copy of the bearer
 // value: the store keeps its hash.
 type IssuedToken struct {
-	Secret  string
-	Kind    TokenKind
-	GrantID string
+	Secret    string
+	Kind      TokenKind
+	ConsentID string
 	// FamilyID groups a refresh token with its rotations and the access
 	// tokens issued alongside them; empty for a lone access token.
 	FamilyID  string
 	ExpiresAt time.Time
 }
 
-// AccessGrant is who an access token speaks for: the grant behind it.
+// TokenConsent is who an access token speaks for: the consent behind it.
 // (Named apart from middleware.Principal, the caller a request is
-// authenticated as, which an AccessGrant becomes.)
-type AccessGrant struct {
-	GrantID   string
+// authenticated as, which an TokenConsent becomes.)
+type TokenConsent struct {
+	ConsentID string
 	ProjectID string
 	Subject   string
 	ClientID  string
-	// Scopes is the grant's sorted scope set.
+	// Scopes is the consent's sorted scope set.
 	Scopes    []string
 	ExpiresAt time.Time
 }
 
-// HasScope reports whether the principal's grant includes scope.
-func (p AccessGrant) HasScope(scope string) bool {
+// HasScope reports whether the principal's consent includes scope.
+func (p TokenConsent) HasScope(scope string) bool {
 	_, found := slices.BinarySearch(p.Scopes, scope)
 	return found
 }

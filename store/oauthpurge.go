@@ -10,7 +10,7 @@ import (
 // OAuthPurgeStore removes what the authorization server no longer needs,
 // so that what anonymous callers can make it store stays bounded
 // (docs/architecture.md#load-bounds): expired codes, login sessions and
-// tokens, clients that never obtained a token, and revoked grants nothing
+// tokens, clients that never obtained a token, and revoked consents nothing
 // refers to any more.
 type OAuthPurgeStore interface {
 	// PurgeOAuth deletes, in one transaction, every row p says has expired,
@@ -28,12 +28,12 @@ type OAuthPurgeStore interface {
 // PurgePolicy says what has expired.
 type PurgePolicy struct {
 	// UnusedClientTTL: a client that never obtained a token and was
-	// registered longer ago than this is deleted (its grants, made at a
+	// registered longer ago than this is deleted (its consents, made at a
 	// consent but never redeemed, are revoked with it). Zero keeps them.
 	UnusedClientTTL time.Duration
-	// RevokedGrantRetention: a grant revoked longer ago than this, with no
+	// RevokedConsentRetention: a consent revoked longer ago than this, with no
 	// token or code left under it, is deleted. Zero keeps them.
-	RevokedGrantRetention time.Duration
+	RevokedConsentRetention time.Duration
 }
 
 // purgeLock is the PostgreSQL advisory lock key of one scheduled purge:
@@ -60,13 +60,13 @@ type PurgeResult struct {
 	// Ran is false when another replica held the purge lock.
 	Ran bool
 	// Deleted counts deleted rows by table: codes, login_sessions, tokens,
-	// clients, grants.
+	// clients, consents.
 	Deleted map[string]int64
 }
 
 // OAuthRowCounts are the authorization server's rows.
 type OAuthRowCounts struct {
-	Clients, UnusedClients, LoginSessions, Codes, Tokens, Grants int64
+	Clients, UnusedClients, LoginSessions, Codes, Tokens, Consents int64
 }
 
 // PurgeOAuth implements OAuthPurgeStore.
@@ -105,7 +105,7 @@ func (s *sqlStore) PurgeOAuth(ctx context.Context, p PurgePolicy) (PurgeResult, 
 		}
 		if p.UnusedClientTTL > 0 {
 			cutoff := s.d.timeArg(now.Add(-p.UnusedClientTTL))
-			if _, err := s.exec(ctx, tx, "revoking grants of unused clients",
+			if _, err := s.exec(ctx, tx, "revoking consents of unused clients",
 				`UPDATE oauth_grants SET revoked_at = $1
 				  WHERE revoked_at IS NULL AND client_id IN
 				        (SELECT client_id FROM oauth_clients WHERE first_token_at IS NULL AND created_at < $2)`,
@@ -117,13 +117,13 @@ func (s *sqlStore) PurgeOAuth(ctx context.Context, p PurgePolicy) (PurgeResult, 
 				return err
 			}
 		}
-		if p.RevokedGrantRetention > 0 {
+		if p.RevokedConsentRetention > 0 {
 			if err := del("grants", "purging revoked grants",
 				`DELETE FROM oauth_grants
 				  WHERE revoked_at IS NOT NULL AND revoked_at < $1
 				    AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = oauth_grants.id)
 				    AND NOT EXISTS (SELECT 1 FROM oauth_authorization_codes c WHERE c.grant_id = oauth_grants.id)`,
-				s.d.timeArg(now.Add(-p.RevokedGrantRetention))); err != nil {
+				s.d.timeArg(now.Add(-p.RevokedConsentRetention))); err != nil {
 				return err
 			}
 		}
@@ -145,7 +145,7 @@ func (s *sqlStore) CountOAuthRows(ctx context.Context) (OAuthRowCounts, error) {
 	    (SELECT COUNT(*) FROM oauth_authorization_codes),
 	    (SELECT COUNT(*) FROM oauth_tokens),
 	    (SELECT COUNT(*) FROM oauth_grants)`).
-		Scan(&c.Clients, &c.UnusedClients, &c.LoginSessions, &c.Codes, &c.Tokens, &c.Grants)
+		Scan(&c.Clients, &c.UnusedClients, &c.LoginSessions, &c.Codes, &c.Tokens, &c.Consents)
 	if err != nil {
 		return OAuthRowCounts{}, fmt.Errorf("counting OAuth rows: %w", err)
 	}

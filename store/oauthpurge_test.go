@@ -14,7 +14,7 @@ func testListDeleteClients(t *testing.T, s store.Store) {
 	used := try(s.RegisterClient(ctx, "used", []string{"http://127.0.0.1/cb"})).must(t)
 	unused := try(s.RegisterClient(ctx, "unused", []string{"http://127.0.0.1/cb"})).must(t)
 	f := newFixture(t, s)
-	g := f.grant(t, s, used.ClientID, "documents:read")
+	g := f.consent(t, s, used.ClientID, "documents:read")
 	redeem(t, s, g, used.ClientID)
 
 	all := try(s.ListClients(ctx, false)).must(t)
@@ -30,15 +30,15 @@ func testListDeleteClients(t *testing.T, s store.Store) {
 		t.Fatalf("FirstTokenAt moved: %v, want %v", c.FirstTokenAt, first)
 	}
 
-	// Deleting a client revokes its grants, so its tokens stop at once.
+	// Deleting a client revokes its consents, so its tokens stop at once.
 	tok := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
 	if err := s.DeleteClient(ctx, used.ClientID); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.LookupAccessToken(ctx, tok.Secret)
 	wantErr(t, err, store.ErrNotFound)
-	if got := try(s.GetGrant(ctx, g.ID)).must(t); got.RevokedAt == nil {
-		t.Fatal("the deleted client's grant is still active")
+	if got := try(s.GetConsent(ctx, g.ID)).must(t); got.RevokedAt == nil {
+		t.Fatal("the deleted client's consent is still active")
 	}
 	wantErr(t, s.DeleteClient(ctx, used.ClientID), store.ErrNotFound)
 	if all := try(s.ListClients(ctx, false)).must(t); len(all) != 1 {
@@ -48,11 +48,11 @@ func testListDeleteClients(t *testing.T, s store.Store) {
 
 // redeem stores and redeems a code of clientID under g, as the
 // authorization server does, and returns the access token.
-func redeem(t *testing.T, s store.Store, g store.Grant, clientID string) string {
+func redeem(t *testing.T, s store.Store, g store.Consent, clientID string) string {
 	t.Helper()
 	now := time.Now()
 	c := store.AuthorizationCode{
-		CodeHash: store.HashToken(unique("code")), RequestID: unique("req"), GrantID: g.ID, ClientID: clientID,
+		CodeHash: store.HashToken(unique("code")), RequestID: unique("req"), ConsentID: g.ID, ClientID: clientID,
 		RedirectURI: "http://127.0.0.1/cb", Scopes: g.Scopes, RequestedAt: now, ExpiresAt: now.Add(time.Minute),
 	}
 	if err := s.CreateAuthorizationCode(context.Background(), c); err != nil {
@@ -71,8 +71,8 @@ type purgeScene struct {
 	usedClient, oldUnused, newUnused store.Client
 	liveSession                      string
 	liveAccess, lone                 string
-	activeGrant, oldRevoked          store.Grant
-	recentRevoked                    store.Grant
+	activeConsent, oldRevoked        store.Consent
+	recentRevoked                    store.Consent
 }
 
 func newPurgeScene(t *testing.T, s store.Store) purgeScene {
@@ -85,29 +85,29 @@ func newPurgeScene(t *testing.T, s store.Store) purgeScene {
 	f := newFixture(t, s)
 
 	// Two days ago: a client that obtained a token, one that never did
-	// (with a grant from a consent it never redeemed), a revoked grant.
+	// (with a consent from a consent it never redeemed), a revoked consent.
 	at(-48 * time.Hour)
 	sc.usedClient = try(s.RegisterClient(ctx, "used", []string{"http://127.0.0.1/cb"})).must(t)
 	sc.oldUnused = try(s.RegisterClient(ctx, "old unused", []string{"http://127.0.0.1/cb"})).must(t)
-	unredeemed := f.grant(t, s, sc.oldUnused.ClientID, "documents:read")
-	sc.activeGrant = f.grant(t, s, sc.usedClient.ClientID, "documents:read")
-	sc.oldRevoked = f.grant(t, s, "admin-cli", "documents:read")
-	try(s.RevokeGrant(ctx, sc.oldRevoked.ID)).must(t)
-	// A revoked grant that still has a (revoked, unexpired) token stays.
-	withToken := f.grant(t, s, "admin-cli", "catalog:read")
+	unredeemed := f.consent(t, s, sc.oldUnused.ClientID, "documents:read")
+	sc.activeConsent = f.consent(t, s, sc.usedClient.ClientID, "documents:read")
+	sc.oldRevoked = f.consent(t, s, "admin-cli", "documents:read")
+	try(s.RevokeConsent(ctx, sc.oldRevoked.ID)).must(t)
+	// A revoked consent that still has a (revoked, unexpired) token stays.
+	withToken := f.consent(t, s, "admin-cli", "catalog:read")
 	try(s.IssueAccessToken(ctx, withToken.ID, 1000*time.Hour)).must(t)
-	try(s.RevokeGrant(ctx, withToken.ID)).must(t)
-	// Now: a new unused client, a live session and tokens, a grant revoked
+	try(s.RevokeConsent(ctx, withToken.ID)).must(t)
+	// Now: a new unused client, a live session and tokens, a consent revoked
 	// a minute ago.
 	at(0)
 	sc.newUnused = try(s.RegisterClient(ctx, "new unused", []string{"http://127.0.0.1/cb"})).must(t)
 	sc.liveSession = store.HashToken(unique("ls"))
 	wantErr(t, s.CreateLoginSession(ctx, store.LoginSession{SessionHash: sc.liveSession, AuthorizeQuery: "a=b",
 		IdPState: "s", IdPNonce: "n", IdPVerifier: "v", ExpiresAt: real.Add(10 * time.Minute)}), nil)
-	sc.liveAccess = redeem(t, s, sc.activeGrant, sc.usedClient.ClientID)
-	sc.lone = try(s.IssueAccessToken(ctx, sc.activeGrant.ID, time.Hour)).must(t).Secret
-	sc.recentRevoked = f.grant(t, s, "admin-cli", "workflow:read")
-	try(s.RevokeGrant(ctx, sc.recentRevoked.ID)).must(t)
+	sc.liveAccess = redeem(t, s, sc.activeConsent, sc.usedClient.ClientID)
+	sc.lone = try(s.IssueAccessToken(ctx, sc.activeConsent.ID, time.Hour)).must(t).Secret
+	sc.recentRevoked = f.consent(t, s, "admin-cli", "workflow:read")
+	try(s.RevokeConsent(ctx, sc.recentRevoked.ID)).must(t)
 
 	// Back to two days ago (after the live rows, because storing a session
 	// or a code purges expired ones on the way): an expired session, and
@@ -116,7 +116,7 @@ func newPurgeScene(t *testing.T, s store.Store) purgeScene {
 	expiredSession := store.LoginSession{SessionHash: store.HashToken(unique("ls")), AuthorizeQuery: "a=b",
 		IdPState: "s", IdPNonce: "n", IdPVerifier: "v", ExpiresAt: real.Add(-47 * time.Hour)}
 	wantErr(t, s.CreateLoginSession(ctx, expiredSession), nil)
-	c := store.AuthorizationCode{CodeHash: store.HashToken(unique("code")), RequestID: unique("req"), GrantID: sc.activeGrant.ID,
+	c := store.AuthorizationCode{CodeHash: store.HashToken(unique("code")), RequestID: unique("req"), ConsentID: sc.activeConsent.ID,
 		ClientID: sc.usedClient.ClientID, RedirectURI: "http://127.0.0.1/cb", Scopes: []string{"documents:read"},
 		RequestedAt: real.Add(-48 * time.Hour), ExpiresAt: real.Add(-48*time.Hour + time.Minute)}
 	wantErr(t, s.CreateAuthorizationCode(ctx, c), nil)
@@ -130,7 +130,7 @@ func newPurgeScene(t *testing.T, s store.Store) purgeScene {
 	return sc
 }
 
-var purgePolicy = store.PurgePolicy{UnusedClientTTL: 24 * time.Hour, RevokedGrantRetention: 24 * time.Hour}
+var purgePolicy = store.PurgePolicy{UnusedClientTTL: 24 * time.Hour, RevokedConsentRetention: 24 * time.Hour}
 
 func testOAuthPurge(t *testing.T, s store.Store) {
 	ctx := context.Background()
@@ -160,8 +160,8 @@ func testOAuthPurge(t *testing.T, s store.Store) {
 	try(s.GetLoginSession(ctx, sc.liveSession)).must(t)
 	try(s.LookupAccessToken(ctx, sc.liveAccess)).must(t)
 	try(s.LookupAccessToken(ctx, sc.lone)).must(t)
-	try(s.GetGrant(ctx, sc.recentRevoked.ID)).must(t)
-	_, err = s.GetGrant(ctx, sc.oldRevoked.ID)
+	try(s.GetConsent(ctx, sc.recentRevoked.ID)).must(t)
+	_, err = s.GetConsent(ctx, sc.oldRevoked.ID)
 	wantErr(t, err, store.ErrNotFound)
 
 	// Idempotent: a second run finds nothing.
@@ -171,7 +171,7 @@ func testOAuthPurge(t *testing.T, s store.Store) {
 			t.Errorf("second purge deleted %d %s", n, k)
 		}
 	}
-	// A zero policy keeps clients and grants.
+	// A zero policy keeps clients and consents.
 	newPurgeScene(t, s)
 	res = try(s.PurgeOAuth(ctx, store.PurgePolicy{})).must(t)
 	if res.Deleted["clients"] != 0 || res.Deleted["grants"] != 0 || res.Deleted["tokens"] != 2 {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// storedToken is a token row joined with its grant.
+// storedToken is a token row joined with its consent.
 type storedToken struct {
 	kind      TokenKind
 	familyID  string
@@ -16,31 +16,31 @@ type storedToken struct {
 	revoked   bool
 	used      bool
 	// scopes are the token's own scopes (a narrowed refresh), nil for the
-	// grant's.
-	scopes []string
-	grant  Grant
+	// consent's.
+	scopes  []string
+	consent Consent
 }
 
 // effectiveScopes are what the token allows: its own scopes when a refresh
-// narrowed them, else its grant's.
+// narrowed them, else its consent's.
 func (t storedToken) effectiveScopes() []string {
 	if t.scopes != nil {
 		return t.scopes
 	}
-	return t.grant.Scopes
+	return t.consent.Scopes
 }
 
-// getToken reads the token whose secret hashes to hash, with its grant.
+// getToken reads the token whose secret hashes to hash, with its consent.
 func (s *sqlStore) getToken(ctx context.Context, q queryer, hash string) (storedToken, error) {
 	var t storedToken
 	var kind string
 	var family, own sql.NullString
 	var expires, revoked, used dbTime
-	var g Grant
+	var g Consent
 	var scopes string
 	var gCreated, gRevoked dbTime
 	err := q.QueryRowContext(ctx,
-		`SELECT t.kind, t.family_id, t.expires_at, t.revoked_at, t.used_at, t.scopes, `+grantColumns+`
+		`SELECT t.kind, t.family_id, t.expires_at, t.revoked_at, t.used_at, t.scopes, `+consentColumns+`
 		   FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 		  WHERE t.token_hash = $1`, hash).
 		Scan(&kind, &family, &expires, &revoked, &used, &own,
@@ -51,7 +51,7 @@ func (s *sqlStore) getToken(ctx context.Context, q queryer, hash string) (stored
 	g.Scopes = strings.Fields(scopes)
 	g.CreatedAt, g.RevokedAt = gCreated.t, gRevoked.ptr()
 	t.kind, t.familyID, t.expiresAt = TokenKind(kind), family.String, expires.t
-	t.revoked, t.used, t.grant = revoked.valid, used.valid, g
+	t.revoked, t.used, t.consent = revoked.valid, used.valid, g
 	if own.Valid {
 		t.scopes = strings.Fields(own.String)
 	}
@@ -59,7 +59,7 @@ func (s *sqlStore) getToken(ctx context.Context, q queryer, hash string) (stored
 }
 
 // usable returns ErrNotFound unless the token is of kind, unrevoked,
-// unexpired and its grant unrevoked.
+// unexpired and its consent unrevoked.
 func (s *sqlStore) usable(t storedToken, kind TokenKind) error {
 	switch {
 	case t.kind != kind:
@@ -68,27 +68,27 @@ func (s *sqlStore) usable(t storedToken, kind TokenKind) error {
 		return fmt.Errorf("%w: %s token (revoked)", ErrNotFound, kind)
 	case !s.now().Before(t.expiresAt):
 		return fmt.Errorf("%w: %s token (expired)", ErrNotFound, kind)
-	case t.grant.RevokedAt != nil:
-		return fmt.Errorf("%w: %s token (grant revoked)", ErrNotFound, kind)
+	case t.consent.RevokedAt != nil:
+		return fmt.Errorf("%w: %s token (consent revoked)", ErrNotFound, kind)
 	}
 	return nil
 }
 
-// LookupAccessToken implements GrantStore.
-func (s *sqlStore) LookupAccessToken(ctx context.Context, secret string) (AccessGrant, error) {
+// LookupAccessToken implements ConsentStore.
+func (s *sqlStore) LookupAccessToken(ctx context.Context, secret string) (TokenConsent, error) {
 	if !strings.HasPrefix(secret, AccessTokenPrefix) {
-		return AccessGrant{}, fmt.Errorf("%w: access token", ErrNotFound)
+		return TokenConsent{}, fmt.Errorf("%w: access token", ErrNotFound)
 	}
 	t, err := s.getToken(ctx, s.db, HashToken(secret))
 	if err != nil {
-		return AccessGrant{}, err
+		return TokenConsent{}, err
 	}
 	if err := s.usable(t, TokenAccess); err != nil {
-		return AccessGrant{}, err
+		return TokenConsent{}, err
 	}
-	g := t.grant
-	return AccessGrant{
-		GrantID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject, ClientID: g.ClientID,
+	g := t.consent
+	return TokenConsent{
+		ConsentID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject, ClientID: g.ClientID,
 		Scopes: t.effectiveScopes(), ExpiresAt: t.expiresAt,
 	}, nil
 }

@@ -151,7 +151,7 @@ func (s *sqlStore) RemoveMember(ctx context.Context, projectID, subject string) 
 			now, projectID, subject); err != nil {
 			return err
 		}
-		_, err = s.exec(ctx, tx, "revoking the member's grants",
+		_, err = s.exec(ctx, tx, "revoking the member's consents",
 			`UPDATE oauth_grants SET revoked_at = $1
 			 WHERE project_id = $2 AND subject = $3 AND revoked_at IS NULL`,
 			now, projectID, subject)

@@ -1,6 +1,6 @@
 // Package store is the gateway's persistence: accounts and projects, the
 // GitHub repositories and document sources a project allowlists, the OAuth
-// clients, grants and tokens of the gateway's authorization server, legacy
+// clients, consents and tokens of the gateway's authorization server, legacy
 // static project tokens, and the instruction catalog (catalog.go).
 //
 // One interface, Store, has two backends behind one SQL layer: SQLite
@@ -57,7 +57,7 @@ type AccountStore interface {
 }
 
 // ProjectStore keeps projects, the tenant boundary, and their members, the
-// OIDC subjects allowed to consent to OAuth grants for a project.
+// OIDC subjects allowed to consent to OAuth consents for a project.
 type ProjectStore interface {
 	// CreateProject stores a new project in an account; an empty accountID
 	// means the default account (created if missing). Names are unique per
@@ -72,7 +72,7 @@ type ProjectStore interface {
 	// member is not an error.
 	AddMember(ctx context.Context, projectID, subject string) error
 	// RemoveMember withdraws that permission and revokes, in the same
-	// transaction, every grant the subject holds in the project, so that its
+	// transaction, every consent the subject holds in the project, so that its
 	// tokens stop working at once. Removing a non-member is ErrNotFound.
 	RemoveMember(ctx context.Context, projectID, subject string) error
 	// IsMember reports whether subject may consent for the project.
@@ -126,34 +126,34 @@ type DocumentSourceStore interface {
 	RevokeDocumentSource(ctx context.Context, projectID, sourceID string) (DocumentSource, error)
 }
 
-// GrantStore keeps the OAuth grants of the gateway's authorization server and
+// ConsentStore keeps the OAuth consents of the gateway's authorization server and
 // resolves the access tokens issued under them
 // (docs/architecture.md#authorization-server). Tokens are
 // issued, rotated and revoked by the authorization server through
 // AuthorizationServerStore (the one token lifecycle: fosite → the store);
 // the admin CLI only issues lone access tokens here.
-type GrantStore interface {
-	// CreateGrant records a consent: subject allows clientID the scopes on the
+type ConsentStore interface {
+	// CreateConsent records a consent: subject allows clientID the scopes on the
 	// project. The subject must be a member of the project (ErrInvalid
-	// otherwise). Scopes are stored as a sorted set; a grant is never
-	// expanded later, a new consent makes a new grant.
-	CreateGrant(ctx context.Context, projectID, subject, clientID string, scopes []string) (Grant, error)
-	// GetGrant returns one grant, revoked or not, or ErrNotFound.
-	GetGrant(ctx context.Context, grantID string) (Grant, error)
-	// ListGrants returns the project's grants ordered by creation, active ones
+	// otherwise). Scopes are stored as a sorted set; a consent is never
+	// expanded later, a new consent makes a new consent.
+	CreateConsent(ctx context.Context, projectID, subject, clientID string, scopes []string) (Consent, error)
+	// GetConsent returns one consent, revoked or not, or ErrNotFound.
+	GetConsent(ctx context.Context, consentID string) (Consent, error)
+	// ListConsents returns the project's consents ordered by creation, active ones
 	// only unless includeRevoked.
-	ListGrants(ctx context.Context, projectID string, includeRevoked bool) ([]Grant, error)
-	// RevokeGrant revokes a grant and every token issued under it. Revoking a
-	// revoked grant returns it unchanged.
-	RevokeGrant(ctx context.Context, grantID string) (Grant, error)
+	ListConsents(ctx context.Context, projectID string, includeRevoked bool) ([]Consent, error)
+	// RevokeConsent revokes a consent and every token issued under it. Revoking a
+	// revoked consent returns it unchanged.
+	RevokeConsent(ctx context.Context, consentID string) (Consent, error)
 
 	// IssueAccessToken issues a lone access token (no refresh family) under an
-	// active grant. The secret is in the result and nowhere else.
-	IssueAccessToken(ctx context.Context, grantID string, ttl time.Duration) (IssuedToken, error)
+	// active consent. The secret is in the result and nowhere else.
+	IssueAccessToken(ctx context.Context, consentID string, ttl time.Duration) (IssuedToken, error)
 	// LookupAccessToken resolves a bearer secret to its principal. Unknown,
-	// expired or revoked tokens, refresh tokens, and tokens of a revoked grant
+	// expired or revoked tokens, refresh tokens, and tokens of a revoked consent
 	// are all ErrNotFound.
-	LookupAccessToken(ctx context.Context, secret string) (AccessGrant, error)
+	LookupAccessToken(ctx context.Context, secret string) (TokenConsent, error)
 }
 
 // LegacyTokenStore keeps legacy static project tokens, which carry only the
@@ -180,7 +180,7 @@ type ClientStore interface {
 	// ListClients returns the registered clients, oldest first; only those
 	// that never obtained a token if unusedOnly.
 	ListClients(ctx context.Context, unusedOnly bool) ([]Client, error)
-	// DeleteClient removes a client registration and revokes every grant
+	// DeleteClient removes a client registration and revokes every consent
 	// of the client (and so its tokens). Deleting an absent client is
 	// ErrNotFound.
 	DeleteClient(ctx context.Context, clientID string) error
@@ -194,7 +194,7 @@ type Store interface {
 	RepositoryStore
 	DocumentSourceStore
 	CatalogStore
-	GrantStore
+	ConsentStore
 	LegacyTokenStore
 	ClientStore
 	AuthorizationServerStore

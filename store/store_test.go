@@ -32,10 +32,10 @@ var suite = []struct {
 	{"document sources", testDocumentSources},
 	{"tenant isolation", testTenantIsolation},
 	{"source xor and same-project constraints in SQL", testSourceConstraintsInSQL},
-	{"grants and access tokens", testGrantsAndAccessTokens},
+	{"consents and access tokens", testGrantsAndAccessTokens},
 	{"access token expiry", testAccessTokenExpiry},
 	{"token revocation", testTokenRevocation},
-	{"removing a member revokes their grants", testRemoveMemberRevokes},
+	{"removing a member revokes their consents", testRemoveMemberRevokes},
 	{"legacy tokens", testLegacyTokens},
 	{"oauth clients", testClients},
 	{"secrets are stored only as hashes", testSecretsNeverStored},
@@ -118,9 +118,9 @@ func (f fixture) source(t *testing.T, s store.Store, role, path string) store.Do
 	})).must(t)
 }
 
-func (f fixture) grant(t *testing.T, s store.Store, clientID string, scopes ...string) store.Grant {
+func (f fixture) consent(t *testing.T, s store.Store, clientID string, scopes ...string) store.Consent {
 	t.Helper()
-	return try(s.CreateGrant(context.Background(), f.project.ID, f.subject, clientID, scopes)).must(t)
+	return try(s.CreateConsent(context.Background(), f.project.ID, f.subject, clientID, scopes)).must(t)
 }
 
 func testAccounts(t *testing.T, s store.Store) {
@@ -453,21 +453,21 @@ func isPostgres(s store.Store) bool {
 func testGrantsAndAccessTokens(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	f := newFixture(t, s)
-	_, err := s.CreateGrant(ctx, f.project.ID, "stranger", "cli_x", []string{"documents:read"})
+	_, err := s.CreateConsent(ctx, f.project.ID, "stranger", "cli_x", []string{"documents:read"})
 	wantErr(t, err, store.ErrInvalid)
-	_, err = s.CreateGrant(ctx, f.project.ID, f.subject, "cli_x", nil)
+	_, err = s.CreateConsent(ctx, f.project.ID, f.subject, "cli_x", nil)
 	wantErr(t, err, store.ErrInvalid)
-	_, err = s.CreateGrant(ctx, f.project.ID, f.subject, "cli_x", []string{"bad scope"})
+	_, err = s.CreateConsent(ctx, f.project.ID, f.subject, "cli_x", []string{"bad scope"})
 	wantErr(t, err, store.ErrInvalid)
-	_, err = s.CreateGrant(ctx, "prj_missing", f.subject, "cli_x", []string{"documents:read"})
+	_, err = s.CreateConsent(ctx, "prj_missing", f.subject, "cli_x", []string{"documents:read"})
 	wantErr(t, err, store.ErrNotFound)
 
-	g := f.grant(t, s, "cli_x", "workflow:write", "documents:read", "documents:read")
+	g := f.consent(t, s, "cli_x", "workflow:write", "documents:read", "documents:read")
 	if !slices.Equal(g.Scopes, []string{"documents:read", "workflow:write"}) {
 		t.Errorf("scopes = %q, want a sorted set", g.Scopes)
 	}
-	if got := try(s.GetGrant(ctx, g.ID)).must(t); got.ID != g.ID || !slices.Equal(got.Scopes, g.Scopes) {
-		t.Errorf("GetGrant = %+v", got)
+	if got := try(s.GetConsent(ctx, g.ID)).must(t); got.ID != g.ID || !slices.Equal(got.Scopes, g.Scopes) {
+		t.Errorf("GetConsent = %+v", got)
 	}
 
 	tok := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
@@ -475,11 +475,11 @@ func testGrantsAndAccessTokens(t *testing.T, s store.Store) {
 		t.Errorf("IssueAccessToken = %+v", tok)
 	}
 	p := try(s.LookupAccessToken(ctx, tok.Secret)).must(t)
-	want := store.AccessGrant{
-		GrantID: g.ID, ProjectID: f.project.ID, Subject: f.subject, ClientID: "cli_x",
+	want := store.TokenConsent{
+		ConsentID: g.ID, ProjectID: f.project.ID, Subject: f.subject, ClientID: "cli_x",
 		Scopes: g.Scopes, ExpiresAt: tok.ExpiresAt,
 	}
-	if p.GrantID != want.GrantID || p.ProjectID != want.ProjectID || p.Subject != want.Subject ||
+	if p.ConsentID != want.ConsentID || p.ProjectID != want.ProjectID || p.Subject != want.Subject ||
 		p.ClientID != want.ClientID || !slices.Equal(p.Scopes, want.Scopes) || !p.ExpiresAt.Equal(want.ExpiresAt) {
 		t.Errorf("LookupAccessToken = %+v, want %+v", p, want)
 	}
@@ -496,26 +496,26 @@ func testGrantsAndAccessTokens(t *testing.T, s store.Store) {
 	_, err = s.IssueAccessToken(ctx, g.ID, 0)
 	wantErr(t, err, store.ErrInvalid)
 
-	revoked := try(s.RevokeGrant(ctx, g.ID)).must(t)
+	revoked := try(s.RevokeConsent(ctx, g.ID)).must(t)
 	if revoked.RevokedAt == nil {
-		t.Fatal("RevokeGrant left RevokedAt nil")
+		t.Fatal("RevokeConsent left RevokedAt nil")
 	}
 	_, err = s.LookupAccessToken(ctx, tok.Secret)
 	wantErr(t, err, store.ErrNotFound)
 	_, err = s.IssueAccessToken(ctx, g.ID, time.Hour)
 	wantErr(t, err, store.ErrNotFound)
-	if n := len(try(s.ListGrants(ctx, f.project.ID, false)).must(t)); n != 0 {
-		t.Errorf("ListGrants(active) = %d after revocation", n)
+	if n := len(try(s.ListConsents(ctx, f.project.ID, false)).must(t)); n != 0 {
+		t.Errorf("ListConsents(active) = %d after revocation", n)
 	}
-	if n := len(try(s.ListGrants(ctx, f.project.ID, true)).must(t)); n != 1 {
-		t.Errorf("ListGrants(all) = %d, want 1", n)
+	if n := len(try(s.ListConsents(ctx, f.project.ID, true)).must(t)); n != 1 {
+		t.Errorf("ListConsents(all) = %d, want 1", n)
 	}
 }
 
 func testAccessTokenExpiry(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	f := newFixture(t, s)
-	g := f.grant(t, s, "cli_x", "documents:read")
+	g := f.consent(t, s, "cli_x", "documents:read")
 	short := try(s.IssueAccessToken(ctx, g.ID, 5*time.Millisecond)).must(t)
 	long := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
 	time.Sleep(20 * time.Millisecond)
@@ -530,7 +530,7 @@ func testAccessTokenExpiry(t *testing.T, s store.Store) {
 func testTokenRevocation(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	f := newFixture(t, s)
-	g := f.grant(t, s, "cli_x", "documents:read")
+	g := f.consent(t, s, "cli_x", "documents:read")
 	a := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
 	b := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
 	for range 2 { // idempotent
@@ -571,15 +571,15 @@ func testTokenRevocation(t *testing.T, s store.Store) {
 func testRemoveMemberRevokes(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	f := newFixture(t, s)
-	g := f.grant(t, s, "cli_x", "documents:read")
+	g := f.consent(t, s, "cli_x", "documents:read")
 	tok := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
 	if err := s.RemoveMember(ctx, f.project.ID, f.subject); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.LookupAccessToken(ctx, tok.Secret)
 	wantErr(t, err, store.ErrNotFound)
-	if got := try(s.GetGrant(ctx, g.ID)).must(t); got.RevokedAt == nil {
-		t.Error("grant of a removed member is still active")
+	if got := try(s.GetConsent(ctx, g.ID)).must(t); got.RevokedAt == nil {
+		t.Error("consent of a removed member is still active")
 	}
 }
 
@@ -645,7 +645,7 @@ func testClients(t *testing.T, s store.Store) {
 func testSecretsNeverStored(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	f := newFixture(t, s)
-	g := f.grant(t, s, "cli_x", "documents:read")
+	g := f.consent(t, s, "cli_x", "documents:read")
 	lone := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
 	c, _ := newCode(t, s, "documents:read")
 	access, refresh, hashed := pair(t)

@@ -129,10 +129,10 @@ func (t tracedStore) CreateAuthorizationCode(ctx context.Context, c Authorizatio
 	return callErr(t, ctx, "CreateAuthorizationCode", func(ctx context.Context) error { return t.next.CreateAuthorizationCode(ctx, c) })
 }
 
-// CreateGrant implements Store.
-func (t tracedStore) CreateGrant(ctx context.Context, projectID string, subject string, clientID string, scopes []string) (Grant, error) {
-	return call(t, ctx, "CreateGrant", func(ctx context.Context) (Grant, error) {
-		return t.next.CreateGrant(ctx, projectID, subject, clientID, scopes)
+// CreateConsent implements Store.
+func (t tracedStore) CreateConsent(ctx context.Context, projectID string, subject string, clientID string, scopes []string) (Consent, error) {
+	return call(t, ctx, "CreateConsent", func(ctx context.Context) (Consent, error) {
+		return t.next.CreateConsent(ctx, projectID, subject, clientID, scopes)
 	})
 }
 
@@ -204,9 +204,9 @@ func (t tracedStore) GetDocumentSource(ctx context.Context, projectID string, so
 	})
 }
 
-// GetGrant implements Store.
-func (t tracedStore) GetGrant(ctx context.Context, grantID string) (Grant, error) {
-	return call(t, ctx, "GetGrant", func(ctx context.Context) (Grant, error) { return t.next.GetGrant(ctx, grantID) })
+// GetConsent implements Store.
+func (t tracedStore) GetConsent(ctx context.Context, consentID string) (Consent, error) {
+	return call(t, ctx, "GetConsent", func(ctx context.Context) (Consent, error) { return t.next.GetConsent(ctx, consentID) })
 }
 
 // GetLoginSession implements Store.
@@ -247,8 +247,8 @@ func (t tracedStore) IsMember(ctx context.Context, projectID string, subject str
 }
 
 // IssueAccessToken implements Store.
-func (t tracedStore) IssueAccessToken(ctx context.Context, grantID string, ttl time.Duration) (IssuedToken, error) {
-	return call(t, ctx, "IssueAccessToken", func(ctx context.Context) (IssuedToken, error) { return t.next.IssueAccessToken(ctx, grantID, ttl) })
+func (t tracedStore) IssueAccessToken(ctx context.Context, consentID string, ttl time.Duration) (IssuedToken, error) {
+	return call(t, ctx, "IssueAccessToken", func(ctx context.Context) (IssuedToken, error) { return t.next.IssueAccessToken(ctx, consentID, ttl) })
 }
 
 // IssueLegacyToken implements Store.
@@ -296,9 +296,11 @@ func (t tracedStore) ListDocumentSources(ctx context.Context, projectID string, 
 	})
 }
 
-// ListGrants implements Store.
-func (t tracedStore) ListGrants(ctx context.Context, projectID string, includeRevoked bool) ([]Grant, error) {
-	return call(t, ctx, "ListGrants", func(ctx context.Context) ([]Grant, error) { return t.next.ListGrants(ctx, projectID, includeRevoked) })
+// ListConsents implements Store.
+func (t tracedStore) ListConsents(ctx context.Context, projectID string, includeRevoked bool) ([]Consent, error) {
+	return call(t, ctx, "ListConsents", func(ctx context.Context) ([]Consent, error) {
+		return t.next.ListConsents(ctx, projectID, includeRevoked)
+	})
 }
 
 // ListInstructionSources implements Store.
@@ -338,8 +340,8 @@ func (t tracedStore) ListWorkflows(ctx context.Context, projectID string, limit 
 }
 
 // LookupAccessToken implements Store.
-func (t tracedStore) LookupAccessToken(ctx context.Context, secret string) (AccessGrant, error) {
-	return call(t, ctx, "LookupAccessToken", func(ctx context.Context) (AccessGrant, error) { return t.next.LookupAccessToken(ctx, secret) })
+func (t tracedStore) LookupAccessToken(ctx context.Context, secret string) (TokenConsent, error) {
+	return call(t, ctx, "LookupAccessToken", func(ctx context.Context) (TokenConsent, error) { return t.next.LookupAccessToken(ctx, secret) })
 }
 
 // LookupLegacyToken implements Store.
@@ -389,9 +391,9 @@ func (t tracedStore) RevokeDocumentSource(ctx context.Context, projectID string,
 	})
 }
 
-// RevokeGrant implements Store.
-func (t tracedStore) RevokeGrant(ctx context.Context, grantID string) (Grant, error) {
-	return call(t, ctx, "RevokeGrant", func(ctx context.Context) (Grant, error) { return t.next.RevokeGrant(ctx, grantID) })
+// RevokeConsent implements Store.
+func (t tracedStore) RevokeConsent(ctx context.Context, consentID string) (Consent, error) {
+	return call(t, ctx, "RevokeConsent", func(ctx context.Context) (Consent, error) { return t.next.RevokeConsent(ctx, consentID) })
 }
 
 // RevokeInstructionSource implements Store.

@@ -11,7 +11,7 @@ import (
 
 // WorkflowPurgeStore removes dispatched workflows past their retention
 // (catalog.workflow_retention), so that what dispatching adds to the store
-// stays bounded: without it, one grant dispatching at its write budget adds
+// stays bounded: without it, one consent dispatching at its write budget adds
 // over 150 MB a day, forever.
 type WorkflowPurgeStore interface {
 	// PurgeWorkflows deletes every workflow created longer ago than

@@ -26,7 +26,7 @@ func workflowScene(t *testing.T, s store.Store, old, young int) (catalogFixture,
 		for i := range n {
 			// A microsecond apart, so "oldest first" has one answer.
 			store.SetClock(s, func() time.Time { return real.Add(-age + time.Duration(i)*time.Microsecond) })
-			out = append(out, try(s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), GrantID: "grt_1", Subject: "alice"})).must(t))
+			out = append(out, try(s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), ConsentID: "grt_1", Subject: "alice"})).must(t))
 		}
 		return out
 	}

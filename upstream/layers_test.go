@@ -60,12 +60,12 @@ func TestViolationsFindsUpwardImport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("bad.go", module+"handlers/catalog")
+	write("bad.go", module+"handlers/toolset")
 	write("ok.go", "net/http")
 	write("bad_test.go", module+"handlers/args")
 	files, bad := violations(t, dir, []string{"handlers"})
-	if files != 2 || len(bad) != 1 || !strings.Contains(bad[0], "handlers/catalog") {
-		t.Fatalf("violations = %d files, %q; want 2 files and the one handlers/catalog import", files, bad)
+	if files != 2 || len(bad) != 1 || !strings.Contains(bad[0], "handlers/toolset") {
+		t.Fatalf("violations = %d files, %q; want 2 files and the one handlers/toolset import", files, bad)
 	}
 }
 

@@ -21,7 +21,7 @@ type ConsentProject struct {
 	ID      string
 	Name    string
 	Checked bool
-	// Note says which requested scopes an existing grant of this client
+	// Note says which requested scopes an existing consent of this client
 	// already holds on the project and which would be new.
 	Note string
 }
@@ -30,8 +30,8 @@ type ConsentProject struct {
 type ConsentScope struct {
 	Name        string
 	Description string
-	// NewFor names the projects where no existing grant of this client has
-	// the scope; empty when every project's grant has it.
+	// NewFor names the projects where no existing consent of this client has
+	// the scope; empty when every project's consent has it.
 	NewFor string
 }
 

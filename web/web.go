@@ -104,14 +104,14 @@ type Landing struct {
 	Version   string
 	PublicURL string
 	Endpoints []Endpoint
-	Catalogs  []CatalogView
+	Toolsets  []ToolsetView
 }
 
 // Endpoint is one row of the endpoint table.
 type Endpoint struct{ Path, What string }
 
-// CatalogView is one MCP endpoint and its live tool list.
-type CatalogView struct {
+// ToolsetView is one MCP endpoint and its live tool list.
+type ToolsetView struct {
 	Path  string
 	Auth  string
 	Tools []ToolView

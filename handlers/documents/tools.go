@@ -1,4 +1,4 @@
-// Package documents is the documents catalog served at /mcp/documents
+// Package documents is the documents toolset served at /mcp/documents
 // (read-only Git document access, docs/architecture.md#documents-contract):
 // the project's allowlisted references (runtime_bootstrap_get) and verified,
 // UTF-8-safe fragments of one pinned document (git_document_get).
@@ -28,7 +28,7 @@ import (
 // the one every scope list of the gateway is derived from.
 var ReadScope = middleware.Scope{Name: "documents:read", Allows: "read the project's allowlisted GitHub documents"}
 
-// Sources is what the catalog reads from the store.
+// Sources is what the toolset reads from the store.
 type Sources interface {
 	GetDocumentSource(ctx context.Context, projectID, sourceID string) (store.DocumentSource, error)
 	ListDocumentSources(ctx context.Context, projectID string, includeRevoked bool) ([]store.DocumentSource, error)
@@ -39,15 +39,15 @@ type Files interface {
 	GetFile(ctx context.Context, r github.FileRequest) (*github.File, error)
 }
 
-// Options are the catalog's dependencies.
+// Options are the toolset's dependencies.
 type Options struct {
 	Sources Sources
 	Files   Files
 	Cursors *Cursors
 }
 
-// policy: both tools read within the caller's project (toolset.ProjectGrant),
-// for an OAuth grant holding ReadScope; the catalog admits only such callers, so
+// policy: both tools read within the caller's project (toolset.ProjectConsent),
+// for an OAuth consent holding ReadScope; the toolset admits only such callers, so
 // the tools read the principal without checking it again.
 var policy = middleware.ToolPolicy{Scopes: []middleware.Scope{ReadScope}}
 
@@ -68,14 +68,14 @@ func Tools(o Options) []toolset.Tool {
 			Description: "List the authenticated project's active allowlisted documents: source_id, repository, role, path, " +
 				"pinned commit_sha (null for tracking sources, which need workflow dispatch) and limits. " +
 				"Fails with runtime_unconfigured when the project has no active runtime source.",
-			Policy: policy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true,
+			Policy: policy, Needs: toolset.ProjectConsent, ReadOnly: true, Idempotent: true,
 		}, func(ctx context.Context, _ bootstrapArgs) (any, error) { return o.bootstrap(ctx) }),
 		toolset.Typed(toolset.Tool{
 			Name: "git_document_get", Title: "Read an allowlisted document",
 			Description: "Read a fragment (at most 64 KiB, ending on a UTF-8 character boundary) of one allowlisted document " +
 				"at its pinned commit, with the SHA-256 of the whole file and of the fragment. Continue with next_cursor " +
 				"until it is absent.",
-			Policy: policy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true, Pages: true,
+			Policy: policy, Needs: toolset.ProjectConsent, ReadOnly: true, Idempotent: true, OpenWorld: true, Pages: true,
 		}, o.get),
 	}
 }

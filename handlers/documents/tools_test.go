@@ -109,9 +109,9 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func grantCtx(project, grant string) context.Context {
+func consentCtx(project, consent string) context.Context {
 	return middleware.WithPrincipal(context.Background(), &middleware.Principal{
-		Kind: middleware.OAuthGrant, Key: "grant:" + grant, GrantID: grant, ProjectID: project,
+		Kind: middleware.OAuthConsent, Key: "grant:" + consent, ConsentID: consent, ProjectID: project,
 		Scopes: []string{ReadScope.Name}, ScopesKnown: true,
 	})
 }
@@ -137,7 +137,7 @@ func TestReadWholeDocumentByCursor(t *testing.T) {
 				f.doc = githubemu.MultiByteDocument(4 << 10)
 				f.files.files["docs/doc.md"] = f.doc
 			}
-			ctx := grantCtx("prj_a", "grt_1")
+			ctx := consentCtx("prj_a", "grt_1")
 			args := map[string]any{"source_id": "src_doc"}
 			if maxBytes > 0 {
 				args["max_bytes"] = maxBytes
@@ -179,7 +179,7 @@ func TestReadWholeDocumentByCursor(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	f := newFixture(t)
-	a := grantCtx("prj_a", "grt_1")
+	a := consentCtx("prj_a", "grt_1")
 	first, _ := f.call(a, "git_document_get", map[string]any{"source_id": "src_doc"})
 	cursor := first["next_cursor"].(string)
 	// The first multi-byte character's second byte.
@@ -202,8 +202,8 @@ func TestRefusals(t *testing.T) {
 		{"max_bytes 0", a, map[string]any{"source_id": "src_doc", "max_bytes": 0}, toolerr.InvalidArguments},
 		{"max_bytes over 64 KiB", a, map[string]any{"source_id": "src_doc", "max_bytes": 65537}, toolerr.InvalidArguments},
 		{"source_id with a path", a, map[string]any{"source_id": "../src_doc"}, toolerr.InvalidArguments},
-		{"cursor of another grant", grantCtx("prj_a", "grt_2"), map[string]any{"source_id": "src_doc", "cursor": cursor}, toolerr.CursorInvalid},
-		{"cursor of another project", grantCtx("prj_b", "grt_1"), map[string]any{"source_id": "src_doc", "cursor": cursor}, toolerr.CursorInvalid},
+		{"cursor of another consent", consentCtx("prj_a", "grt_2"), map[string]any{"source_id": "src_doc", "cursor": cursor}, toolerr.CursorInvalid},
+		{"cursor of another project", consentCtx("prj_b", "grt_1"), map[string]any{"source_id": "src_doc", "cursor": cursor}, toolerr.CursorInvalid},
 		{"cursor for another source", a, map[string]any{"source_id": "src_small", "cursor": cursor}, toolerr.CursorInvalid},
 		{"no principal", context.Background(), map[string]any{"source_id": "src_doc"}, toolerr.InsufficientScope},
 		{"legacy principal", middleware.WithPrincipal(context.Background(), &middleware.Principal{Kind: middleware.LegacyProjectToken, ProjectID: "prj_a", ScopesKnown: true}), map[string]any{"source_id": "src_doc"}, toolerr.InsufficientScope},
@@ -226,7 +226,7 @@ func TestRefusals(t *testing.T) {
 
 func TestRefusedBeforeAnyRead(t *testing.T) {
 	f := newFixture(t)
-	for _, ctx := range []context.Context{context.Background(), grantCtx("prj_a", "grt_1")} {
+	for _, ctx := range []context.Context{context.Background(), consentCtx("prj_a", "grt_1")} {
 		f.call(ctx, "git_document_get", map[string]any{"source_id": "src_doc", "cursor": "forged"})
 	}
 	f.call(context.Background(), "runtime_bootstrap_get", nil)
@@ -237,7 +237,7 @@ func TestRefusedBeforeAnyRead(t *testing.T) {
 
 func TestSourceLimitAndEmptyFile(t *testing.T) {
 	f := newFixture(t)
-	a := grantCtx("prj_a", "grt_1")
+	a := consentCtx("prj_a", "grt_1")
 	out, err := f.call(a, "git_document_get", map[string]any{"source_id": "src_small"})
 	if err != nil || len(out["content"].(string)) > 1000 || out["next_cursor"] == nil {
 		t.Fatalf("fragment limit: %v %v", err, out)
@@ -260,7 +260,7 @@ func TestSourceLimitAndEmptyFile(t *testing.T) {
 
 func TestBootstrap(t *testing.T) {
 	f := newFixture(t)
-	out, err := f.call(grantCtx("prj_a", "grt_1"), "runtime_bootstrap_get", nil)
+	out, err := f.call(consentCtx("prj_a", "grt_1"), "runtime_bootstrap_get", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,10 +280,10 @@ func TestBootstrap(t *testing.T) {
 	}
 	// A project without an active runtime source.
 	f.sources.sources = map[string]store.DocumentSource{"src_track": source("src_track", "prj_a", "instruction", "docs/doc.md", false, 65536)}
-	if _, err := f.call(grantCtx("prj_a", "grt_1"), "runtime_bootstrap_get", nil); err == nil || err.Code != toolerr.RuntimeUnconfigured {
+	if _, err := f.call(consentCtx("prj_a", "grt_1"), "runtime_bootstrap_get", nil); err == nil || err.Code != toolerr.RuntimeUnconfigured {
 		t.Fatalf("err = %v, want runtime_unconfigured", err)
 	}
-	if _, err := f.call(grantCtx("prj_c", "grt_1"), "runtime_bootstrap_get", nil); err == nil || err.Code != toolerr.RuntimeUnconfigured {
+	if _, err := f.call(consentCtx("prj_c", "grt_1"), "runtime_bootstrap_get", nil); err == nil || err.Code != toolerr.RuntimeUnconfigured {
 		t.Fatalf("err = %v, want runtime_unconfigured", err)
 	}
 }

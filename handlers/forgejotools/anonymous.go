@@ -1,4 +1,4 @@
-// Package forgejotools is the Forgejo catalog served at /mcp/forgejo: the
+// Package forgejotools is the Forgejo toolset served at /mcp/forgejo: the
 // four anonymous public reads (this file) and the authenticated PR diff and
 // agent work-grant tools (sibling files).
 package forgejotools

@@ -37,7 +37,7 @@ const (
 
 // PullRequestDiffTool returns get_pull_request_diff
 // (docs/architecture.md#pr-diff-contract): one verified window of a pull
-// request's binary diff per call. server is the implementation the catalog's
+// request's binary diff per call. server is the implementation the toolset's
 // MCP server announces: newer protocol revisions echo it in every result, so
 // page fitting counts it. A nil client (no forgejo.origin) answers
 // upstream_unconfigured.
@@ -110,7 +110,7 @@ func pullDiffPage(ctx context.Context, c *forgejo.Client, server *mcp.Implementa
 		return nil, err
 	}
 	middleware.RecordFromContext(ctx).SetPage(chunk)
-	// Returned as the exact bytes that were measured: the catalog's
+	// Returned as the exact bytes that were measured: the toolset's
 	// encoder passes compact JSON through unchanged.
 	return json.RawMessage(text), nil
 }

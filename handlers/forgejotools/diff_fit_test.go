@@ -31,7 +31,7 @@ func sdkResponseSize(t testing.TB, rawID json.RawMessage, text []byte) int {
 	return sdkResponse(t, rawID, text, testServer, true)
 }
 
-// testServer is the implementation the test catalogs announce.
+// testServer is the implementation the test toolsets announce.
 var testServer = &mcp.Implementation{Name: "test", Version: "1"}
 
 // sdkResponse renders the response the SDK sends, in the newer form
@@ -116,7 +116,7 @@ func FuzzEscapedLen(f *testing.F) {
 	})
 }
 
-// TestEnvelopeMatchesSDK serves a tool through the catalog's real SDK
+// TestEnvelopeMatchesSDK serves a tool through the toolset's real SDK
 // handler (stateless, JSON responses) and compares each response body with
 // Envelope's size, for many ids, texts and protocol revisions: equal for
 // 2026-07-28, and exactly the older form's length (no serverInfo, no

@@ -151,7 +151,7 @@ func grantTool(c *forgejo.Client, write bool, t toolset.Tool) toolset.Tool {
 }
 
 // callerCredential is the caller's own Forgejo credential, the only one a
-// grant tool forwards; the catalog admitted the call only with one.
+// grant tool forwards; the toolset admitted the call only with one.
 func callerCredential(ctx context.Context) upstream.Credential {
 	return middleware.PrincipalFromContext(ctx).ForgejoCredential()
 }

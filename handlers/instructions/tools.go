@@ -63,8 +63,8 @@ type Options struct {
 	GitHub GitHub
 }
 
-// Every catalog tool acts within the caller's project (toolset.ProjectGrant)
-// for an OAuth grant holding its scope; the catalog admits only such callers.
+// Every catalog tool acts within the caller's project (toolset.ProjectConsent)
+// for an OAuth consent holding its scope; the toolset admits only such callers.
 // A dispatch stores a workflow, so besides the write budget it spends the
 // per-principal dispatch budget (catalog.dispatches_per_hour), refused
 // before anything is read or stored.
@@ -93,14 +93,14 @@ func Tools(o Options) []toolset.Tool {
 				"the configured source of every layer in assembly order (core, mode, role responsibilities, methodology, " +
 				"role instructions, soul, skills), and catalog.layers_missing: the layers not configured other than the optional " +
 				"role instructions. Reads no document.",
-			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true,
+			Policy: readPolicy, Needs: toolset.ProjectConsent, ReadOnly: true, Idempotent: true,
 		}, func(ctx context.Context, _ listArgs) (any, error) { return o.list(ctx) }),
 		toolset.Typed(toolset.Tool{
 			Name: "catalog_profile_get", Title: "Assemble a catalog profile",
 			Description: "Assemble one profile as a dispatch would, without storing it: every layer is read now (tracking " +
 				"branches resolved to their head) and described by SHA-256, bytes, characters, est_tokens and provenance. " +
 				"No text is returned; fails like workflow_dispatch would (unreadable source, revoked source, over the 60 KiB budget).",
-			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: readPolicy, Needs: toolset.ProjectConsent, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.profile),
 		toolset.Typed(toolset.Tool{
 			Name: "workflow_dispatch", Title: "Dispatch a workflow from a profile",
@@ -108,14 +108,14 @@ func Tools(o Options) []toolset.Tool {
 				"of every layer, so a replay reads the same bytes. Returns the workflow with each layer's text and the assembled " +
 				"instructions. A layer not configured (core, mode, methodology, soul, skills) is left out and reported in " +
 				"catalog.layers_missing; any configured source that cannot be read fails the dispatch.",
-			Policy: dispatchPolicy, Needs: toolset.ProjectGrant, OpenWorld: true,
+			Policy: dispatchPolicy, Needs: toolset.ProjectConsent, OpenWorld: true,
 		}, o.dispatch),
 		toolset.Typed(toolset.Tool{
 			Name: "workflow_get", Title: "Get a dispatched workflow",
 			Description: "The compact view of a workflow of the authenticated project: profile, mode, layer metadata and " +
 				"catalog.layers_missing, no text. With replay: true every layer is re-read at its frozen commit, verified " +
 				"against its SHA-256, and returned with the assembled instructions.",
-			Policy: readPolicy, Needs: toolset.ProjectGrant, ReadOnly: true, Idempotent: true, OpenWorld: true,
+			Policy: readPolicy, Needs: toolset.ProjectConsent, ReadOnly: true, Idempotent: true, OpenWorld: true,
 		}, o.workflow),
 	}
 }
@@ -186,7 +186,7 @@ func (o Options) dispatch(ctx context.Context, in profileArgs) (any, error) {
 	}
 	// The store reads the plan again in the transaction that stores the
 	// workflow: what was revoked or reconfigured during assembly refuses.
-	w, err := o.Store.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: a.Layers, GrantID: p.GrantID, Subject: p.Subject})
+	w, err := o.Store.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: a.Layers, ConsentID: p.ConsentID, Subject: p.Subject})
 	var ce *store.CatalogCheckError
 	switch {
 	case errors.As(err, &ce) && errors.Is(err, store.ErrRevoked):
@@ -340,8 +340,8 @@ type WorkflowRef struct {
 
 // DispatchedBy is the principal that dispatched a workflow.
 type DispatchedBy struct {
-	GrantID string `json:"grant_id"`
-	Subject string `json:"subject"`
+	ConsentID string `json:"grant_id"`
+	Subject   string `json:"subject"`
 }
 
 func profileRef(p store.CatalogProfile) ProfileRef {
@@ -403,7 +403,7 @@ func layerViews(layers []store.FrozenLayer, texts []string) []Layer {
 func compactView(w store.Workflow) Workflow {
 	return Workflow{
 		WorkflowID: w.ID, ProjectID: w.ProjectID, Profile: WorkflowRef{ProfileID: w.ProfileID, Name: w.ProfileName},
-		Mode: w.Mode, CreatedAt: w.CreatedAt, DispatchedBy: DispatchedBy{GrantID: w.GrantID, Subject: w.Subject},
+		Mode: w.Mode, CreatedAt: w.CreatedAt, DispatchedBy: DispatchedBy{ConsentID: w.ConsentID, Subject: w.Subject},
 		Catalog: summary(w.LayersMissing, w.Layers), Layers: layerViews(w.Layers, nil),
 	}
 }

@@ -54,7 +54,7 @@ func (f *fakeStore) CreateWorkflow(_ context.Context, n store.NewWorkflow) (stor
 	w := store.Workflow{
 		ID: fmt.Sprintf("wfl_%d", len(f.workflows)+1), ProjectID: n.Plan.ProjectID, ProfileID: n.Plan.Profile.ID,
 		ProfileName: n.Plan.Profile.Name, Mode: n.Plan.Profile.Mode, LayersMissing: n.Plan.Missing,
-		GrantID: n.GrantID, Subject: n.Subject, CreatedAt: time.Now(), Layers: n.Layers,
+		ConsentID: n.ConsentID, Subject: n.Subject, CreatedAt: time.Now(), Layers: n.Layers,
 	}
 	f.workflows[w.ID] = w
 	return w, nil
@@ -150,7 +150,7 @@ func newFixture(t *testing.T) *fixture {
 
 func grantCtx(project string, scopes ...string) context.Context {
 	return middleware.WithPrincipal(context.Background(), &middleware.Principal{
-		Kind: middleware.OAuthGrant, Key: "grant:grt_1", GrantID: "grt_1", Subject: "alice", ProjectID: project,
+		Kind: middleware.OAuthConsent, Key: "grant:grt_1", ConsentID: "grt_1", Subject: "alice", ProjectID: project,
 		Scopes: scopes, ScopesKnown: true,
 	})
 }

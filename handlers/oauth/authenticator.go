@@ -10,11 +10,11 @@ import (
 )
 
 // storeAuthenticator resolves the bearers of /mcp/documents against the
-// store: gateway-issued access tokens (agw_at_…) become OAuth grant
-// principals with the grant's scopes; legacy project tokens (agw_lt_…)
+// store: gateway-issued access tokens (agw_at_…) become OAuth consent
+// principals with the consent's scopes; legacy project tokens (agw_lt_…)
 // become principals with no scope at all, so the scope gate refuses them
 // every document tool. The lookup runs on every request, so a revoked
-// grant or token stops working at once.
+// consent or token stops working at once.
 type storeAuthenticator struct {
 	store TokenLookup
 	log   Warner
@@ -22,7 +22,7 @@ type storeAuthenticator struct {
 
 // TokenLookup is the part of the store a bearer is resolved against.
 type TokenLookup interface {
-	LookupAccessToken(ctx context.Context, secret string) (store.AccessGrant, error)
+	LookupAccessToken(ctx context.Context, secret string) (store.TokenConsent, error)
 	LookupLegacyToken(ctx context.Context, secret string) (store.LegacyToken, error)
 }
 
@@ -46,9 +46,9 @@ func (a storeAuthenticator) Authenticate(ctx context.Context, bearer string) (*m
 			return nil, a.refuse(err)
 		}
 		return &middleware.Principal{
-			Kind: middleware.OAuthGrant, Key: "grant:" + p.GrantID,
+			Kind: middleware.OAuthConsent, Key: "grant:" + p.ConsentID,
 			Scopes: p.Scopes, ScopesKnown: true,
-			ProjectID: p.ProjectID, Subject: p.Subject, GrantID: p.GrantID,
+			ProjectID: p.ProjectID, Subject: p.Subject, ConsentID: p.ConsentID,
 		}, nil
 	case strings.HasPrefix(bearer, store.LegacyTokenPrefix):
 		t, err := a.store.LookupLegacyToken(ctx, bearer)

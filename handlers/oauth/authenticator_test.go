@@ -14,14 +14,14 @@ import (
 
 type fakeTokens struct{ err error }
 
-func (f fakeTokens) LookupAccessToken(_ context.Context, secret string) (store.AccessGrant, error) {
+func (f fakeTokens) LookupAccessToken(_ context.Context, secret string) (store.TokenConsent, error) {
 	if f.err != nil {
-		return store.AccessGrant{}, f.err
+		return store.TokenConsent{}, f.err
 	}
 	if secret != "agw_at_good" {
-		return store.AccessGrant{}, fmt.Errorf("%w: access token", store.ErrNotFound)
+		return store.TokenConsent{}, fmt.Errorf("%w: access token", store.ErrNotFound)
 	}
-	return store.AccessGrant{GrantID: "grt_1", ProjectID: "prj_1", Subject: "alice", Scopes: []string{"documents:read"}}, nil
+	return store.TokenConsent{ConsentID: "grt_1", ProjectID: "prj_1", Subject: "alice", Scopes: []string{"documents:read"}}, nil
 }
 
 func (f fakeTokens) LookupLegacyToken(_ context.Context, secret string) (store.LegacyToken, error) {
@@ -36,8 +36,8 @@ func TestStoreAuthenticator(t *testing.T) {
 	a := storeAuthenticator{store: fakeTokens{}, log: slog.New(slog.NewJSONHandler(&logs, nil))}
 	ctx := context.Background()
 	p, err := a.Authenticate(ctx, "agw_at_good")
-	if err != nil || p.Kind != middleware.OAuthGrant || p.Key != "grant:grt_1" || p.ProjectID != "prj_1" || !p.HasScope("documents:read") {
-		t.Fatalf("grant principal %+v, %v", p, err)
+	if err != nil || p.Kind != middleware.OAuthConsent || p.Key != "grant:grt_1" || p.ProjectID != "prj_1" || !p.HasScope("documents:read") {
+		t.Fatalf("consent principal %+v, %v", p, err)
 	}
 	p, err = a.Authenticate(ctx, "agw_lt_good")
 	if err != nil || p.Kind != middleware.LegacyProjectToken || p.Key != "legacy:ltk_1" || p.HasScope("documents:read") || !p.ScopesKnown {

@@ -14,7 +14,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/store"
 )
 
-// TestFlow is the happy path: code, tokens bound to the consented grant,
+// TestFlow is the happy path: code, tokens bound to the stored consent,
 // refresh rotation, reuse revoking the family, and revocation.
 func TestFlow(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
@@ -167,8 +167,8 @@ func TestRefusals(t *testing.T) {
 				t.Fatalf("consent for %s: %d to %v", project, p.status, p.location)
 			}
 		}
-		if gs, _ := h.st.ListGrants(context.Background(), h.projectB, true); len(gs) != 0 {
-			t.Fatalf("grants in project B: %+v", gs)
+		if gs, _ := h.st.ListConsents(context.Background(), h.projectB, true); len(gs) != 0 {
+			t.Fatalf("consents in project B: %+v", gs)
 		}
 	})
 	t.Run("consent offers only the user's projects", func(t *testing.T) {
@@ -228,8 +228,8 @@ func TestExpiredCode(t *testing.T) {
 	wantOAuthError(t, h.exchange(t, code, a.verifier), http.StatusBadRequest, "invalid_grant")
 }
 
-// TestScopeWidening: a refresh cannot widen a grant, and a wider request
-// goes through a consent that marks the new scope and makes a new grant,
+// TestScopeWidening: a refresh cannot widen a consent, and a wider request
+// goes through a consent page that marks the new scope and makes a new consent,
 // leaving the old one as it was.
 func TestScopeWidening(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
@@ -264,12 +264,12 @@ func TestScopeWidening(t *testing.T) {
 	if wideTok.str("scope") != "catalog:read documents:read" && wideTok.str("scope") != "documents:read catalog:read" {
 		t.Fatalf("wide token scope %q", wideTok.str("scope"))
 	}
-	gs, err := h.st.ListGrants(ctx, h.projectA, false)
+	gs, err := h.st.ListConsents(ctx, h.projectA, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(gs) != 2 || !slices.Equal(gs[0].Scopes, []string{"documents:read"}) || !slices.Equal(gs[1].Scopes, []string{"catalog:read", "documents:read"}) {
-		t.Fatalf("grants after the wider consent: %+v", gs)
+		t.Fatalf("consents after the wider consent: %+v", gs)
 	}
 	old, err := h.st.LookupAccessToken(ctx, same.str("access_token"))
 	if err != nil || !slices.Equal(old.Scopes, []string{"documents:read"}) {

@@ -25,7 +25,7 @@ import (
 //   - an authorization request ID is a token family: the code row carries
 //     it, and every access and refresh token redeemed from the code, and
 //     every rotation after, is stored with family_id = that ID;
-//   - the session carries the grant (project, subject, scopes) the user
+//   - the session carries the consent (project, subject, scopes) the user
 //     consented to, which is what the documents endpoint resolves a token to;
 //   - fosite's "transaction" (BeginTX … Commit) is collected in the context
 //     and executed as one store call: redeeming a code or rotating a refresh
@@ -34,10 +34,10 @@ import (
 // codePrefix marks authorization codes (agw_at_/agw_rt_ are the tokens').
 const codePrefix = "agw_ac_"
 
-// session is fosite's per-authorization state: the grant behind it and the
+// session is fosite's per-authorization state: the consent behind it and the
 // expiry of each token kind.
 type session struct {
-	GrantID   string
+	ConsentID string
 	ProjectID string
 	Subject   string
 	Expires   map[fosite.TokenType]time.Time
@@ -70,17 +70,17 @@ func (s *session) Clone() fosite.Session {
 	return &c
 }
 
-// hydrate fills the session fosite passed with the grant and one token
+// hydrate fills the session fosite passed with the consent and one token
 // kind's expiry, keeping the expiries fosite already set (it reads a code's
 // expiry from the access request's own session object, and loads the code
 // again after setting the new tokens' expiries). Without a session from
 // fosite, it returns a new one.
-func hydrate(dst fosite.Session, g store.Grant, kind fosite.TokenType, exp time.Time) *session {
+func hydrate(dst fosite.Session, g store.Consent, kind fosite.TokenType, exp time.Time) *session {
 	s, ok := dst.(*session)
 	if !ok || s == nil {
 		s = &session{}
 	}
-	s.GrantID, s.ProjectID, s.Subject = g.ID, g.ProjectID, g.Subject
+	s.ConsentID, s.ProjectID, s.Subject = g.ID, g.ProjectID, g.Subject
 	s.SetExpiresAt(kind, exp)
 	return s
 }
@@ -258,7 +258,7 @@ func (f *fositeStore) client(id string, redirectURIs []string) *fosite.DefaultCl
 }
 
 // clientOrStub returns the registered client, or a bare public client with
-// that ID for grants made outside the registration (admin create-grant):
+// that ID for consents made outside the registration (admin create-consent):
 // enough for fosite to compare client IDs on revocation.
 func (f *fositeStore) clientOrStub(ctx context.Context, id string) (fosite.Client, error) {
 	if isMetadataURL(id) {
@@ -287,11 +287,11 @@ func (f *fositeStore) SetClientAssertionJWT(context.Context, string, time.Time) 
 // CreateAuthorizeCodeSession implements oauth2.AuthorizeCodeStorage.
 func (f *fositeStore) CreateAuthorizeCodeSession(ctx context.Context, signature string, r fosite.Requester) error {
 	s, ok := r.GetSession().(*session)
-	if !ok || s.GrantID == "" {
-		return errors.New("oauth: authorization without a grant")
+	if !ok || s.ConsentID == "" {
+		return errors.New("oauth: authorization without a consent")
 	}
 	return f.st.CreateAuthorizationCode(ctx, store.AuthorizationCode{
-		CodeHash: signature, RequestID: r.GetID(), GrantID: s.GrantID, ClientID: r.GetClient().GetID(),
+		CodeHash: signature, RequestID: r.GetID(), ConsentID: s.ConsentID, ClientID: r.GetClient().GetID(),
 		RedirectURI: r.GetRequestForm().Get("redirect_uri"), Scopes: r.GetGrantedScopes(),
 		RequestedAt: r.GetRequestedAt(), ExpiresAt: s.GetExpiresAt(fosite.AuthorizeCode),
 	})
@@ -305,12 +305,12 @@ func (f *fositeStore) GetAuthorizeCodeSession(ctx context.Context, signature str
 	if err != nil {
 		return nil, notFound(err)
 	}
-	g, err := f.st.GetGrant(ctx, c.GrantID)
+	g, err := f.st.GetConsent(ctx, c.ConsentID)
 	if err != nil {
 		return nil, notFound(err)
 	}
 	if g.RevokedAt != nil {
-		return nil, fmt.Errorf("%w: the grant was revoked", fosite.ErrNotFound)
+		return nil, fmt.Errorf("%w: the consent was revoked", fosite.ErrNotFound)
 	}
 	client, err := f.clientOrStub(ctx, c.ClientID)
 	if err != nil {
@@ -403,7 +403,7 @@ func (f *fositeStore) CreateRefreshTokenSession(ctx context.Context, signature, 
 const loneRequest = "token:"
 
 // tokenSession loads a token as fosite's request. Revoked tokens and tokens
-// of revoked grants are not found; a used refresh token comes back with
+// of revoked consents are not found; a used refresh token comes back with
 // ErrInactiveToken so fosite treats its presentation as reuse.
 func (f *fositeStore) tokenSession(ctx context.Context, signature string, kind store.TokenKind, sess fosite.Session) (fosite.Requester, error) {
 	t, err := f.st.GetToken(ctx, signature)
@@ -413,7 +413,7 @@ func (f *fositeStore) tokenSession(ctx context.Context, signature string, kind s
 	if t.Kind != kind {
 		return nil, fmt.Errorf("%w: not a %s token", fosite.ErrNotFound, kind)
 	}
-	client, err := f.clientOrStub(ctx, t.Grant.ClientID)
+	client, err := f.clientOrStub(ctx, t.Consent.ClientID)
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +421,7 @@ func (f *fositeStore) tokenSession(ctx context.Context, signature string, kind s
 	if kind == store.TokenRefresh {
 		fk = fosite.RefreshToken
 	}
-	s := hydrate(sess, t.Grant, fk, t.ExpiresAt)
+	s := hydrate(sess, t.Consent, fk, t.ExpiresAt)
 	id := t.FamilyID
 	if id == "" {
 		id = loneRequest + signature
@@ -437,8 +437,8 @@ func (f *fositeStore) tokenSession(ctx context.Context, signature string, kind s
 		return req, fosite.ErrInactiveToken
 	case t.Revoked:
 		return nil, fmt.Errorf("%w: revoked", fosite.ErrNotFound)
-	case t.Grant.RevokedAt != nil:
-		return nil, fmt.Errorf("%w: grant revoked", fosite.ErrNotFound)
+	case t.Consent.RevokedAt != nil:
+		return nil, fmt.Errorf("%w: consent revoked", fosite.ErrNotFound)
 	}
 	return req, nil
 }

@@ -345,7 +345,7 @@ func (s *Server) loadConsent(w http.ResponseWriter, r *http.Request) (consentSta
 }
 
 // grantedScopes returns, per project, the scopes this subject's active
-// grants to this client already hold.
+// consents to this client already hold.
 func (s *Server) grantedScopes(ctx context.Context, projects []store.Project, subject, clientID string) (map[string][]string, error) {
 	out := map[string][]string{}
 	for _, p := range projects {
@@ -361,10 +361,10 @@ func (s *Server) grantedScopes(ctx context.Context, projects []store.Project, su
 }
 
 // heldScopes are the scopes this server serves that the subject's active
-// grants to this client on this project hold, sorted, once each: what a
+// consents to this client on this project hold, sorted, once each: what a
 // re-authorization keeps (tokenScopes).
 func (s *Server) heldScopes(ctx context.Context, projectID, subject, clientID string) ([]string, error) {
-	gs, err := s.cfg.Store.ListGrants(ctx, projectID, false)
+	gs, err := s.cfg.Store.ListConsents(ctx, projectID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -384,14 +384,14 @@ func (s *Server) heldScopes(ctx context.Context, projectID, subject, clientID st
 }
 
 // tokenScopes are the scopes an allowed authorization is granted: those
-// requested, and those the person's active grants to this client on this
+// requested, and those the person's active consents to this client on this
 // project already hold. A re-authorization that asks for fewer scopes (a
 // client that asks for a step-up's scope alone, or for its first 401's
 // scope again) so never loses what was consented to before. Nothing is
 // granted that the person has not consented to for this client and
 // project — each held scope by an earlier consent that is still active,
-// each requested one by this consent — and no existing grant is changed:
-// the union is a grant of its own (grantFor).
+// each requested one by this consent — and no existing consent is changed:
+// the union is a consent of its own (consentFor).
 func tokenScopes(requested, held []string) []string {
 	out := slices.Concat(requested, held)
 	slices.Sort(out)
@@ -408,8 +408,8 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 	clientID := cs.ar.GetClient().GetID()
 	granted, err := s.grantedScopes(ctx, cs.projects, cs.ls.Subject, clientID)
 	if err != nil {
-		s.cfg.Log.Warn("listing grants failed", "error", err.Error())
-		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read your grants.")
+		s.cfg.Log.Warn("listing consents failed", "error", err.Error())
+		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read your consents.")
 		return
 	}
 	requested := cs.ar.GetRequestedScopes()
@@ -445,9 +445,9 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 		note := "Nothing is granted to this client on this project yet."
 		switch {
 		case len(held) > 0 && len(fresh) == 0:
-			note = "An existing grant of this client already holds every requested scope."
+			note = "An existing consent of this client already holds every requested scope."
 		case len(held) > 0:
-			note = "An existing grant holds " + strings.Join(held, ", ") + "; new: " + strings.Join(fresh, ", ") + "."
+			note = "An existing consent holds " + strings.Join(held, ", ") + "; new: " + strings.Join(fresh, ", ") + "."
 		}
 		if len(kept) > 0 {
 			note += " The client keeps " + strings.Join(kept, ", ") + ", granted to it before."
@@ -536,21 +536,21 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 	clientID := cs.ar.GetClient().GetID()
 	held, err := s.heldScopes(ctx, projectID, cs.ls.Subject, clientID)
 	if err != nil {
-		s.cfg.Log.Warn("listing grants failed", "error", err.Error())
-		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not read your grants.")
+		s.cfg.Log.Warn("listing consents failed", "error", err.Error())
+		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not read your consents.")
 		return
 	}
 	scopes := tokenScopes(cs.ar.GetRequestedScopes(), held)
-	g, err := s.grantFor(ctx, projectID, cs.ls.Subject, clientID, scopes)
+	g, err := s.consentFor(ctx, projectID, cs.ls.Subject, clientID, scopes)
 	if err != nil {
-		s.cfg.Log.Warn("creating a grant failed", "error", err.Error())
-		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not record the grant.")
+		s.cfg.Log.Warn("creating a consent failed", "error", err.Error())
+		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not record the consent.")
 		return
 	}
 	for _, sc := range scopes {
 		cs.ar.GrantScope(sc)
 	}
-	resp, err := s.provider.NewAuthorizeResponse(ctx, cs.ar, &session{GrantID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject})
+	resp, err := s.provider.NewAuthorizeResponse(ctx, cs.ar, &session{ConsentID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject})
 	s.endSession(ctx, w, cs.secret)
 	if err != nil {
 		s.answerClient(w, r, cs.ar, err)
@@ -609,26 +609,26 @@ func (c *captured) WriteHeader(status int) {
 	}
 }
 
-// grantFor returns the grant a consent stands for: an active grant of this
-// subject, client and project with exactly these scopes, or a new one. An
-// existing grant is never widened: more scopes make a new grant, which this
-// consent is the record of.
-func (s *Server) grantFor(ctx context.Context, projectID, subject, clientID string, scopes []string) (store.Grant, error) {
+// consentFor returns the stored consent the user's answer on the consent
+// page stands for: an active consent of this subject, client and project
+// with exactly these scopes, or a new one. An existing consent is never
+// widened: more scopes make a new consent, recording this answer.
+func (s *Server) consentFor(ctx context.Context, projectID, subject, clientID string, scopes []string) (store.Consent, error) {
 	want := slices.Clone(scopes)
 	slices.Sort(want)
 	want = slices.Compact(want)
-	gs, err := s.cfg.Store.ListGrants(ctx, projectID, false)
+	gs, err := s.cfg.Store.ListConsents(ctx, projectID, false)
 	if err != nil {
-		return store.Grant{}, err
+		return store.Consent{}, err
 	}
 	for _, g := range gs {
 		if g.Subject == subject && g.ClientID == clientID && slices.Equal(g.Scopes, want) {
 			return g, nil
 		}
 	}
-	g, err := s.cfg.Store.CreateGrant(ctx, projectID, subject, clientID, want)
+	g, err := s.cfg.Store.CreateConsent(ctx, projectID, subject, clientID, want)
 	if err != nil {
-		return store.Grant{}, fmt.Errorf("creating grant: %w", err)
+		return store.Consent{}, fmt.Errorf("creating consent: %w", err)
 	}
 	return g, nil
 }

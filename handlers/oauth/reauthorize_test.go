@@ -11,11 +11,11 @@ import (
 
 // TestReauthorizationKeepsGrantedScopes pins the rule a re-authorization
 // follows: the token is for the scopes asked for plus those the person's
-// active grants to the same client on the same project hold, so a client
+// active consents to the same client on the same project hold, so a client
 // that asks again for fewer scopes (a step-up's scope alone, or its first
-// 401's) keeps what was consented to. A revoked grant, another client's
-// grant, another project's grant and a stored scope this server does not
-// serve are not kept; an existing grant is never changed.
+// 401's) keeps what was consented to. A revoked consent, another client's
+// consent, another project's consent and a stored scope this server does not
+// serve are not kept; an existing consent is never changed.
 func TestReauthorizationKeepsGrantedScopes(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	ctx := context.Background()
@@ -55,9 +55,9 @@ func TestReauthorizationKeepsGrantedScopes(t *testing.T) {
 	if got := scopesOf(t, first); !slices.Equal(got, both) {
 		t.Fatalf("first authorization: %v", got)
 	}
-	grants := func(t *testing.T, project string) int {
+	consents := func(t *testing.T, project string) int {
 		t.Helper()
-		gs, err := h.st.ListGrants(ctx, project, true)
+		gs, err := h.st.ListConsents(ctx, project, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,8 +72,8 @@ func TestReauthorizationKeepsGrantedScopes(t *testing.T) {
 		if !strings.Contains(page, "keeps catalog:read") {
 			t.Fatalf("the consent page does not say catalog:read is kept:\n%s", page)
 		}
-		if n := grants(t, h.projectA); n != 1 {
-			t.Fatalf("%d grants: the union is the existing grant, reused", n)
+		if n := consents(t, h.projectA); n != 1 {
+			t.Fatalf("%d consents: the union is the existing consent, reused", n)
 		}
 	})
 	t.Run("another project keeps nothing", func(t *testing.T) {
@@ -90,7 +90,7 @@ func TestReauthorizationKeepsGrantedScopes(t *testing.T) {
 		}
 	})
 	t.Run("a scope the server does not serve is not kept", func(t *testing.T) {
-		if _, err := h.st.CreateGrant(ctx, h.projectB, alice, h.clientID, []string{"memory"}); err != nil {
+		if _, err := h.st.CreateConsent(ctx, h.projectB, alice, h.clientID, []string{"memory"}); err != nil {
 			t.Fatal(err)
 		}
 		_, tok := authorize(t, h.clientID, "catalog:read", h.projectB)
@@ -98,14 +98,14 @@ func TestReauthorizationKeepsGrantedScopes(t *testing.T) {
 			t.Fatalf("project B again: %v, want %v without memory", got, both)
 		}
 	})
-	t.Run("a revoked grant is not kept", func(t *testing.T) {
-		gs, err := h.st.ListGrants(ctx, h.projectA, false)
+	t.Run("a revoked consent is not kept", func(t *testing.T) {
+		gs, err := h.st.ListConsents(ctx, h.projectA, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, g := range gs {
 			if g.ClientID == h.clientID {
-				if _, err := h.st.RevokeGrant(ctx, g.ID); err != nil {
+				if _, err := h.st.RevokeConsent(ctx, g.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -115,7 +115,7 @@ func TestReauthorizationKeepsGrantedScopes(t *testing.T) {
 			t.Fatalf("after revocation: %v", got)
 		}
 		if old, err := h.st.LookupAccessToken(ctx, first.str("access_token")); err == nil {
-			t.Fatalf("a token of the revoked grant still works: %+v", old)
+			t.Fatalf("a token of the revoked consent still works: %+v", old)
 		}
 	})
 }

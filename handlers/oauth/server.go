@@ -38,9 +38,9 @@ type Store interface {
 	store.AuthorizationServerStore
 	GetClient(ctx context.Context, clientID string) (store.Client, error)
 	RegisterClient(ctx context.Context, name string, redirectURIs []string) (store.Client, error)
-	CreateGrant(ctx context.Context, projectID, subject, clientID string, scopes []string) (store.Grant, error)
-	GetGrant(ctx context.Context, grantID string) (store.Grant, error)
-	ListGrants(ctx context.Context, projectID string, includeRevoked bool) ([]store.Grant, error)
+	CreateConsent(ctx context.Context, projectID, subject, clientID string, scopes []string) (store.Consent, error)
+	GetConsent(ctx context.Context, consentID string) (store.Consent, error)
+	ListConsents(ctx context.Context, projectID string, includeRevoked bool) ([]store.Consent, error)
 	ListProjectsForSubject(ctx context.Context, subject string) ([]store.Project, error)
 }
 

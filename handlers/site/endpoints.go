@@ -10,7 +10,7 @@ import (
 // UnknownEndpoint answers /mcp and every other path under it that is not
 // one of the two MCP endpoints. Clients written for single-endpoint
 // servers guess `/mcp` (and some tools rewrite a URL to it); an alias would
-// have to pick one of two catalogs, so the gateway answers 404
+// have to pick one of two toolsets, so the gateway answers 404
 // unknown_endpoint instead, naming both endpoints as full URLs the client
 // can be given. The message repeats nothing of the request.
 func UnknownEndpoint(publicURL string) http.HandlerFunc {

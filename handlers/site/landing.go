@@ -8,7 +8,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/web"
 )
 
-// Landing renders / from the live catalogs, so the page never lists a tool
+// Landing renders / from the live toolsets, so the page never lists a tool
 // the gateway does not serve.
 func Landing(version, publicURL string, forgejoC, documentsC *toolset.Toolset) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
@@ -31,17 +31,17 @@ func landing(w http.ResponseWriter, version, publicURL string, forgejoC, documen
 			{Path: "/healthz", What: "liveness"},
 			{Path: "/readyz", What: "readiness (checks the store; lists each upstream's state)"},
 		},
-		Catalogs: []web.CatalogView{
-			catalogView("/mcp/forgejo", "Anonymous callers see the public tools; callers with a Forgejo bearer token see all.", forgejoC),
-			catalogView("/mcp/documents", "Needs a gateway-issued bearer token with each tool's scope ("+
+		Toolsets: []web.ToolsetView{
+			toolsetView("/mcp/forgejo", "Anonymous callers see the public tools; callers with a Forgejo bearer token see all.", forgejoC),
+			toolsetView("/mcp/documents", "Needs a gateway-issued bearer token with each tool's scope ("+
 				strings.Join(documentsC.ScopeNames(), ", ")+"); legacy project tokens are refused.", documentsC),
 		},
 	}
 	web.Render(w, http.StatusOK, "landing.html", data)
 }
 
-func catalogView(path, auth string, c *toolset.Toolset) web.CatalogView {
-	v := web.CatalogView{Path: path, Auth: auth}
+func toolsetView(path, auth string, c *toolset.Toolset) web.ToolsetView {
+	v := web.ToolsetView{Path: path, Auth: auth}
 	for _, t := range c.Tools() {
 		access := "authenticated"
 		switch {

@@ -14,7 +14,7 @@ import (
 // refuses larger bodies first, with the same limit.
 const MaxRequestBodyBytes = middleware.MaxBodyBytes
 
-// HTTPHandler serves the catalog over MCP Streamable HTTP, stateless with
+// HTTPHandler serves the toolset over MCP Streamable HTTP, stateless with
 // JSON responses, so any replica can answer any request. A request with a
 // principal sees every tool; an anonymous one only the anonymous tools.
 func (c *Toolset) HTTPHandler(log *slog.Logger) http.Handler {

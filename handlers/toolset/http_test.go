@@ -17,7 +17,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
-// gateway is the MCP chain of one endpoint in front of the test catalog,
+// gateway is the MCP chain of one endpoint in front of the test toolset,
 // recording the outcome of every tools/call.
 type gateway struct {
 	srv      *httptest.Server
@@ -29,13 +29,13 @@ type gateway struct {
 func newGateway(t *testing.T) *gateway {
 	t.Helper()
 	g := &gateway{calls: map[string]int{}}
-	c := New("test", "v0", "test catalog", testTools(g.calls)...)
+	c := New("test", "v0", "test toolset", testTools(g.calls)...)
 	auth := middleware.AuthenticatorFunc(func(_ context.Context, bearer string) (*middleware.Principal, error) {
 		switch bearer {
-		case "grant-no-scopes":
-			return &middleware.Principal{Kind: middleware.OAuthGrant, Key: "g1", ScopesKnown: true}, nil
-		case "grant-docs":
-			return &middleware.Principal{Kind: middleware.OAuthGrant, Key: "g2", Scopes: []string{"documents:read"}, ScopesKnown: true}, nil
+		case "consent-no-scopes":
+			return &middleware.Principal{Kind: middleware.OAuthConsent, Key: "g1", ScopesKnown: true}, nil
+		case "consent-docs":
+			return &middleware.Principal{Kind: middleware.OAuthConsent, Key: "g2", Scopes: []string{"documents:read"}, ScopesKnown: true}, nil
 		}
 		return middleware.NewPassthrough(bearer), nil
 	})
@@ -83,7 +83,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // connect opens an SDK client session to the gateway with a bearer ("" for none).
 func (g *gateway) connect(t *testing.T, token string) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "catalog-test", Version: "v0"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolset-test", Version: "v0"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{
 		Endpoint: g.srv.URL, HTTPClient: &http.Client{Transport: bearer{token}}, DisableStandaloneSSE: true, MaxRetries: -1,
 	}, nil)
@@ -103,7 +103,7 @@ func TestHTTPToolLists(t *testing.T) {
 	}{
 		{"anonymous sees only anonymous tools", "", []string{"public_echo"}},
 		{"passthrough principal sees all", "forge-token", []string{"doc_secret", "forge_private", "public_echo"}},
-		{"grant sees all", "grant-docs", []string{"doc_secret", "forge_private", "public_echo"}},
+		{"consent sees all", "consent-docs", []string{"doc_secret", "forge_private", "public_echo"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,8 +144,8 @@ func TestHTTPToolCalls(t *testing.T) {
 		{"passthrough call", "forge-token", "forge_private", map[string]any{"text": "x"}, "", false, `["x"]`, "forge_private:ok"},
 		{"tool failure", "forge-token", "forge_private", map[string]any{"text": "fail"}, "", true, `{"error":{"code":"not_found","message":"no such <thing>","native_status":404}}`, "forge_private:not_found"},
 		{"passthrough lacks gateway scopes: 403", "forge-token", "doc_secret", map[string]any{"text": "x"}, "Forbidden", false, "", "doc_secret:insufficient_scope"},
-		{"grant without the scope: 403", "grant-no-scopes", "doc_secret", map[string]any{"text": "x"}, "Forbidden", false, "", "doc_secret:insufficient_scope"},
-		{"grant with the scope", "grant-docs", "doc_secret", map[string]any{"text": "x"}, "", false, `"secret"`, "doc_secret:ok"},
+		{"consent without the scope: 403", "consent-no-scopes", "doc_secret", map[string]any{"text": "x"}, "Forbidden", false, "", "doc_secret:insufficient_scope"},
+		{"consent with the scope", "consent-docs", "doc_secret", map[string]any{"text": "x"}, "", false, `"secret"`, "doc_secret:ok"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,7 +170,7 @@ func TestHTTPToolCalls(t *testing.T) {
 		})
 	}
 	if g.calls["doc_secret"] != 1 {
-		t.Fatalf("doc_secret ran %d times, want only for the scoped grant", g.calls["doc_secret"])
+		t.Fatalf("doc_secret ran %d times, want only for the scoped consent", g.calls["doc_secret"])
 	}
 }
 
@@ -195,7 +195,7 @@ func TestHTTPMemberSmuggling(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodPost, g.srv.URL, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Authorization", "Bearer grant-no-scopes")
+			req.Header.Set("Authorization", "Bearer consent-no-scopes")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)

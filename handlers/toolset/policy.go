@@ -12,7 +12,7 @@ import (
 // Need is what a tool needs of its caller beyond its policy's scopes. The
 // scope gate in front of an HTTP endpoint knows only "authenticated" and
 // scopes; a tool that acts within a project, or forwards the caller's own
-// Forgejo credential, declares it here so the catalog can refuse a caller
+// Forgejo credential, declares it here so the toolset can refuse a caller
 // that lacks it before the tool runs.
 type Need int
 
@@ -20,9 +20,9 @@ type Need int
 const (
 	// AnyCaller: the policy (Anonymous, Scopes) says all.
 	AnyCaller Need = iota
-	// ProjectGrant: the tool acts within the caller's project, so only an
-	// OAuth grant bound to a project may call it.
-	ProjectGrant
+	// ProjectConsent: the tool acts within the caller's project, so only an
+	// OAuth consent bound to a project may call it.
+	ProjectConsent
 	// ForgejoCredential: the tool forwards the caller's own Forgejo
 	// credential (the request bearer, or the stdio process's configured
 	// one), so a caller without one is refused.
@@ -40,13 +40,13 @@ func admit(ctx context.Context, pol middleware.ToolPolicy, need Need) error {
 		return nil
 	}
 	who := middleware.PrincipalFromContext(ctx)
-	grantOK := need != ProjectGrant || (who != nil && who.Kind == middleware.OAuthGrant && who.ProjectID != "")
+	consentOK := need != ProjectConsent || (who != nil && who.Kind == middleware.OAuthConsent && who.ProjectID != "")
 	needed := pol.ScopeNames()
-	if !grantOK || slices.ContainsFunc(needed, func(s string) bool { return !who.HasScope(s) }) {
+	if !consentOK || slices.ContainsFunc(needed, func(s string) bool { return !who.HasScope(s) }) {
 		if len(needed) == 0 {
-			return toolerr.New(toolerr.InsufficientScope, "this tool needs an OAuth grant of a project")
+			return toolerr.New(toolerr.InsufficientScope, "this tool needs an OAuth consent of a project")
 		}
-		return toolerr.New(toolerr.InsufficientScope, "this tool needs an OAuth grant with scope %s", strings.Join(needed, " ")).
+		return toolerr.New(toolerr.InsufficientScope, "this tool needs an OAuth consent with scope %s", strings.Join(needed, " ")).
 			With("required_scopes", needed)
 	}
 	if need == ForgejoCredential && who.ForgejoCredential().IsZero() {

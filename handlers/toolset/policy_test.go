@@ -14,8 +14,8 @@ import (
 // TestAdmit pins the one call-time decision of every policy: which callers
 // reach the tool, and the code and details of every refusal.
 func TestAdmit(t *testing.T) {
-	grant := func(project string, scopes ...string) *middleware.Principal {
-		return &middleware.Principal{Kind: middleware.OAuthGrant, Key: "g", ProjectID: project, Scopes: scopes, ScopesKnown: true}
+	consent := func(project string, scopes ...string) *middleware.Principal {
+		return &middleware.Principal{Kind: middleware.OAuthConsent, Key: "g", ProjectID: project, Scopes: scopes, ScopesKnown: true}
 	}
 	legacy := &middleware.Principal{Kind: middleware.LegacyProjectToken, ProjectID: "prj_a", Scopes: []string{"documents:read"}, ScopesKnown: true}
 	passthrough := middleware.NewPassthrough("fj-token")
@@ -40,18 +40,18 @@ func TestAdmit(t *testing.T) {
 		{"anonymous tool needing a credential is still anonymous", anonymous, ForgejoCredential, nil, "", nil},
 		{"scoped, no caller", scoped, AnyCaller, nil, toolerr.InsufficientScope, []string{"documents:read"}},
 		{"scoped, passthrough caller", scoped, AnyCaller, passthrough, toolerr.InsufficientScope, []string{"documents:read"}},
-		{"scoped, grant without the scope", scoped, AnyCaller, grant("prj_a"), toolerr.InsufficientScope, []string{"documents:read"}},
-		{"scoped, grant with the scope", scoped, AnyCaller, grant("", "documents:read"), "", nil},
-		{"two scopes, one held", twoScopes, AnyCaller, grant("prj_a", "catalog:read"), toolerr.InsufficientScope, []string{"catalog:read", "catalog:dispatch"}},
-		{"two scopes, both held", twoScopes, AnyCaller, grant("prj_a", "catalog:dispatch", "catalog:read"), "", nil},
-		{"project tool, grant of no project", scoped, ProjectGrant, grant("", "documents:read"), toolerr.InsufficientScope, []string{"documents:read"}},
-		{"project tool, legacy token with the scope", scoped, ProjectGrant, legacy, toolerr.InsufficientScope, []string{"documents:read"}},
-		{"project tool, project grant with the scope", scoped, ProjectGrant, grant("prj_a", "documents:read"), "", nil},
-		{"project-only tool, no caller", bare, ProjectGrant, nil, toolerr.InsufficientScope, nil},
-		{"project-only tool, project grant", bare, ProjectGrant, grant("prj_a"), "", nil},
+		{"scoped, consent without the scope", scoped, AnyCaller, consent("prj_a"), toolerr.InsufficientScope, []string{"documents:read"}},
+		{"scoped, consent with the scope", scoped, AnyCaller, consent("", "documents:read"), "", nil},
+		{"two scopes, one held", twoScopes, AnyCaller, consent("prj_a", "catalog:read"), toolerr.InsufficientScope, []string{"catalog:read", "catalog:dispatch"}},
+		{"two scopes, both held", twoScopes, AnyCaller, consent("prj_a", "catalog:dispatch", "catalog:read"), "", nil},
+		{"project tool, consent of no project", scoped, ProjectConsent, consent("", "documents:read"), toolerr.InsufficientScope, []string{"documents:read"}},
+		{"project tool, legacy token with the scope", scoped, ProjectConsent, legacy, toolerr.InsufficientScope, []string{"documents:read"}},
+		{"project tool, project consent with the scope", scoped, ProjectConsent, consent("prj_a", "documents:read"), "", nil},
+		{"project-only tool, no caller", bare, ProjectConsent, nil, toolerr.InsufficientScope, nil},
+		{"project-only tool, project consent", bare, ProjectConsent, consent("prj_a"), "", nil},
 		{"forgejo tool, no caller", bare, ForgejoCredential, nil, toolerr.Unauthenticated, nil},
 		{"forgejo tool, caller without a credential", bare, ForgejoCredential, noCred, toolerr.Unauthenticated, nil},
-		{"forgejo tool, OAuth grant (no Forgejo credential)", bare, ForgejoCredential, grant("prj_a", "documents:read"), toolerr.Unauthenticated, nil},
+		{"forgejo tool, OAuth consent (no Forgejo credential)", bare, ForgejoCredential, consent("prj_a", "documents:read"), toolerr.Unauthenticated, nil},
 		{"forgejo tool, bearer", bare, ForgejoCredential, passthrough, "", nil},
 		{"forgejo tool, Basic credentials", bare, ForgejoCredential, basic, "", nil},
 	}
@@ -141,7 +141,7 @@ func TestNewRefusesUnenforcedPolicy(t *testing.T) {
 		{"hand-built anonymous", Tool{Name: "a", Policy: middleware.ToolPolicy{Anonymous: true}, Handle: handle}, false},
 		{"hand-built bare", Tool{Name: "a", Handle: handle}, false},
 		{"hand-built scoped", Tool{Name: "a", Policy: middleware.ToolPolicy{Scopes: []middleware.Scope{{Name: "s", Allows: "s"}}}, Handle: handle}, true},
-		{"hand-built project", Tool{Name: "a", Needs: ProjectGrant, Handle: handle}, true},
+		{"hand-built project", Tool{Name: "a", Needs: ProjectConsent, Handle: handle}, true},
 		{"hand-built forgejo", Tool{Name: "a", Needs: ForgejoCredential, Handle: handle}, true},
 		{"typed scoped", Typed(Tool{Name: "a", Policy: middleware.ToolPolicy{Scopes: []middleware.Scope{{Name: "s", Allows: "s"}}}},
 			func(context.Context, echoArgs) (any, error) { return nil, nil }), false},

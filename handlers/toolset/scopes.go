@@ -7,14 +7,14 @@ import (
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
-// ScopeUse is one scope a catalog's tools check, with the tools that need
-// it, in catalog order.
+// ScopeUse is one scope a toolset's tools check, with the tools that need
+// it, in toolset order.
 type ScopeUse struct {
 	middleware.Scope
 	Tools []string
 }
 
-// Scopes are the scopes the catalog's tools declare, sorted by name. They
+// Scopes are the scopes the toolset's tools declare, sorted by name. They
 // are the one source of every scope list the gateway shows: what its
 // authorization server offers and the consent page says, the admin's known
 // scopes, the landing page, the protected-resource metadata and the
@@ -53,10 +53,10 @@ func checkScopes(tools []Tool) {
 	for _, t := range tools {
 		for _, s := range t.Policy.Scopes {
 			if s.Name == "" || s.Allows == "" {
-				panic("catalog: tool " + t.Name + " declares a scope without a name or without what it allows")
+				panic("toolset: tool " + t.Name + " declares a scope without a name or without what it allows")
 			}
 			if prev, ok := allows[s.Name]; ok && prev != s.Allows {
-				panic("catalog: scope " + s.Name + " is described two ways")
+				panic("toolset: scope " + s.Name + " is described two ways")
 			}
 			allows[s.Name] = s.Allows
 		}

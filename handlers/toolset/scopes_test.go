@@ -14,9 +14,9 @@ func scopedTool(name string, scopes ...middleware.Scope) Tool {
 		func(context.Context, struct{}) (any, error) { return nil, nil })
 }
 
-// TestCatalogScopes: a catalog's scopes are its tools' scopes, sorted by
-// name, once each, with the tools that need them in catalog order.
-func TestCatalogScopes(t *testing.T) {
+// TestToolsetScopes: a toolset's scopes are its tools' scopes, sorted by
+// name, once each, with the tools that need them in toolset order.
+func TestToolsetScopes(t *testing.T) {
 	read := middleware.Scope{Name: "docs:read", Allows: "read"}
 	write := middleware.Scope{Name: "docs:write", Allows: "write"}
 	admin := middleware.Scope{Name: "admin", Allows: "administer"}
@@ -39,13 +39,13 @@ func TestCatalogScopes(t *testing.T) {
 		t.Fatalf("ScopeNames() = %v", names)
 	}
 	if n := New("t", "v", "", testTools(map[string]int{})[:2]...).ScopeNames(); len(n) != 0 {
-		t.Fatalf("a catalog without scoped tools has scopes %v", n)
+		t.Fatalf("a toolset without scoped tools has scopes %v", n)
 	}
 }
 
-// TestCatalogRefusesUndescribedScopes: a scope that does not say what it
+// TestToolsetRefusesUndescribedScopes: a scope that does not say what it
 // allows, or that two tools describe differently, is a wiring mistake.
-func TestCatalogRefusesUndescribedScopes(t *testing.T) {
+func TestToolsetRefusesUndescribedScopes(t *testing.T) {
 	for name, tools := range map[string][]Tool{
 		"no description": {scopedTool("a", middleware.Scope{Name: "docs:read"})},
 		"no name":        {scopedTool("a", middleware.Scope{Allows: "read"})},

@@ -20,7 +20,7 @@ type stdioPeer struct {
 	lines chan string
 }
 
-// startStdioPeer serves a catalog whose one tool, call_id, answers the
+// startStdioPeer serves a toolset whose one tool, call_id, answers the
 // request id its call carried to it (the stdio page fitter's input).
 func startStdioPeer(t *testing.T) *stdioPeer {
 	t.Helper()

@@ -78,7 +78,7 @@ type Toolset struct {
 	tools        []Tool
 }
 
-// New returns a catalog. Duplicate tool names, a tool whose policy asks
+// New returns a toolset. Duplicate tool names, a tool whose policy asks
 // for a particular caller but whose handler was not built by Typed (so
 // nothing would enforce it), and a scope that does not say what it allows
 // (checkScopes) are wiring mistakes and panic.
@@ -87,17 +87,17 @@ func New(name, version, instructions string, tools ...Tool) *Toolset {
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if seen[t.Name] {
-			panic("catalog: duplicate tool " + t.Name)
+			panic("toolset: duplicate tool " + t.Name)
 		}
 		if !t.admitted && enforced(t) {
-			panic("catalog: tool " + t.Name + " declares a caller policy but was not built by Typed, which enforces it")
+			panic("toolset: tool " + t.Name + " declares a caller policy but was not built by Typed, which enforces it")
 		}
 		seen[t.Name] = true
 	}
 	return &Toolset{Name: name, Version: version, Instructions: instructions, tools: tools}
 }
 
-// Tools returns the tools in catalog order.
+// Tools returns the tools in toolset order.
 func (c *Toolset) Tools() []Tool { return slices.Clone(c.tools) }
 
 // ToolPolicy implements middleware.Policies.
@@ -110,7 +110,7 @@ func (c *Toolset) ToolPolicy(name string) (middleware.ToolPolicy, bool) {
 	return middleware.ToolPolicy{}, false
 }
 
-// Has reports whether name is a tool of the catalog.
+// Has reports whether name is a tool of the toolset.
 func (c *Toolset) Has(name string) bool { _, ok := c.ToolPolicy(name); return ok }
 
 // Server builds an MCP server holding the tools include accepts.

@@ -154,7 +154,7 @@ func TestEncodeJSON(t *testing.T) {
 	}
 }
 
-func TestCatalog(t *testing.T) {
+func TestToolset(t *testing.T) {
 	c := New("test", "v0", "", testTools(map[string]int{})...)
 	if p, ok := c.ToolPolicy("doc_secret"); !ok || p.Scopes[0].Name != "documents:read" {
 		t.Fatal("policy lookup")

@@ -1,5 +1,5 @@
 // Package admin is the `agent-gateway admin` command line: the only
-// writer of the allowlist, grants and tokens
+// writer of the allowlist, consents and tokens
 // (docs/architecture.md#documents-contract). It runs once per
 // invocation against the store the gateway uses, never at request time, so
 // it lives apart from the server's wiring and the request handlers.
@@ -38,6 +38,15 @@ type adminCommand struct {
 	setup   func(fs *flag.FlagSet) func(ctx context.Context, a *adminRun) error
 }
 
+// adminEarlierNames maps a command's earlier name to its name now. The
+// earlier names stay accepted so that operators' scripts keep working, and
+// the usage shows each beside the name that replaced it.
+var adminEarlierNames = map[string]string{
+	"create-grant": "create-consent",
+	"list-grants":  "list-consents",
+	"revoke-grant": "revoke-consent",
+}
+
 // adminRun is what an action works with: the store, the output, and the
 // scopes the gateway's tools check.
 type adminRun struct {
@@ -48,13 +57,13 @@ type adminRun struct {
 }
 
 // adminCommands is the whole admin surface. There is no model-facing write:
-// the allowlist, grants and tokens change only here
+// the allowlist, consents and tokens change only here
 // (docs/architecture.md#documents-contract).
 var adminCommands = []adminCommand{
 	{"create-account", "create an account (projects belong to one; the default account is used otherwise)", adminCreateAccount},
-	{"create-project", "create a project, the tenant boundary of the documents catalog", adminCreateProject},
+	{"create-project", "create a project, the tenant boundary of the documents toolset", adminCreateProject},
 	{"list-projects", "list projects", adminListProjects},
-	{"add-member", "allow an OIDC subject to hold grants for a project", adminAddMember},
+	{"add-member", "allow an OIDC subject to hold consents for a project", adminAddMember},
 	{"link-repository", "link a GitHub repository to a project through an App installation", adminLinkRepository},
 	{"list-repositories", "list a project's linked repositories", adminListRepositories},
 	{"revoke-repository", "unlink a repository and revoke its document sources", adminRevokeRepository},
@@ -63,19 +72,25 @@ var adminCommands = []adminCommand{
 	{"revoke-document-source", "revoke a document source", adminRevokeDocumentSource},
 	{"issue-legacy-token", "issue a legacy static project token (memory/task only; prints it once)", adminIssueLegacyToken},
 	{"revoke-legacy-token", "revoke a legacy project token", adminRevokeLegacyToken},
-	{"create-grant", "create an OAuth grant for a project member and print an access token once", adminCreateGrant},
-	{"issue-access-token", "issue another access token under an active grant (prints it once)", adminIssueAccessToken},
-	{"list-grants", "list a project's grants", adminListGrants},
-	{"revoke-grant", "revoke a grant and every token issued under it", adminRevokeGrant},
+	{"create-consent", "record an OAuth consent for a project member and print an access token once", adminCreateConsent},
+	{"issue-access-token", "issue another access token under an active consent (prints it once)", adminIssueAccessToken},
+	{"list-consents", "list a project's OAuth consents", adminListConsents},
+	{"revoke-consent", "revoke an OAuth consent and every token issued under it", adminRevokeConsent},
 	{"list-clients", "list registered OAuth clients (--unused: those that never obtained a token)", adminListClients},
-	{"delete-client", "delete an OAuth client registration and revoke its grants", adminDeleteClient},
+	{"delete-client", "delete an OAuth client registration and revoke its consents", adminDeleteClient},
 }
 
 func adminUsage() string {
 	var b strings.Builder
 	b.WriteString("usage: agent-gateway admin <command> [flags]\n\ncommands:\n")
 	for _, c := range adminCommands {
-		fmt.Fprintf(&b, "  %-26s %s\n", c.name, c.summary)
+		summary := c.summary
+		for was, now := range adminEarlierNames {
+			if now == c.name {
+				summary += " (was " + was + ")"
+			}
+		}
+		fmt.Fprintf(&b, "  %-26s %s\n", c.name, summary)
 	}
 	b.WriteString("\nEvery command also takes --config FILE, --data-dir DIR and --json; the store is the one\n" +
 		"the gateway uses (database.url, or SQLite in data_dir). Run \"agent-gateway admin <command> -h\" for its flags.\n")
@@ -93,8 +108,8 @@ type Target struct {
 	// OpenStore opens its store.
 	OpenStore OpenStore
 	// Scopes are the scopes its tools check, derived from the tools'
-	// definitions; create-grant notes any other scope it is given, which
-	// a grant stores but no tool checks.
+	// definitions; create-consent notes any other scope it is given, which
+	// a consent stores but no tool checks.
 	Scopes []string
 }
 
@@ -110,7 +125,7 @@ func Run(ctx context.Context, args []string, out, errOut io.Writer, target Targe
 	}
 	var cmd *adminCommand
 	for i := range adminCommands {
-		if adminCommands[i].name == args[0] {
+		if name := adminCommands[i].name; name == args[0] || name == adminEarlierNames[args[0]] {
 			cmd = &adminCommands[i]
 		}
 	}

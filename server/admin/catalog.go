@@ -327,7 +327,7 @@ func adminListWorkflows(fs *flag.FlagSet) func(context.Context, *adminRun) error
 			recs = append(recs, []field{
 				{"workflow_id", w.ID}, {"project_id", w.ProjectID}, {"profile_id", w.ProfileID}, {"profile_name", w.ProfileName},
 				{"mode", w.Mode}, {"layers_missing", w.LayersMissing}, {"source_bytes", w.SourceBytes},
-				{"grant_id", w.GrantID}, {"subject", w.Subject}, {"created_at", w.CreatedAt},
+				{"grant_id", w.ConsentID}, {"subject", w.Subject}, {"created_at", w.CreatedAt},
 			})
 		}
 		return a.printList(recs)

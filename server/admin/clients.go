@@ -48,6 +48,6 @@ func adminDeleteClient(fs *flag.FlagSet) func(context.Context, *adminRun) error 
 		if err := a.st.DeleteClient(ctx, *id); err != nil {
 			return err
 		}
-		return a.print(append(clientFields(c), field{"deleted", true}, field{"note", "every grant of this client is revoked"})...)
+		return a.print(append(clientFields(c), field{"deleted", true}, field{"note", "every consent of this client is revoked"})...)
 	}
 }

@@ -69,8 +69,9 @@ func TestListRevokeShape(t *testing.T) {
 		{"revoke without id", []string{"revoke-repository", "--project-id", p.ID}, true, "--repository-id"},
 		{"revoke without owner", []string{"revoke-repository", "--repository-id", r.ID}, true, "--project-id"},
 		{"revoke under another owner", []string{"revoke-repository", "--project-id", other.ID, "--repository-id", r.ID}, false, ""},
-		{"grant revoke needs only its id", []string{"revoke-grant"}, true, "--grant-id"},
-		{"list-grants without owner", []string{"list-grants"}, true, "--project-id"},
+		{"consent revoke needs only its id", []string{"revoke-consent"}, true, "--consent-id"},
+		{"the earlier name revoke-grant is the same command", []string{"revoke-grant"}, true, "--consent-id"},
+		{"list-consents without owner", []string{"list-consents"}, true, "--project-id"},
 		{"account list without owner", []string{"list-instruction-sources"}, true, "--account-id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,7 +33,7 @@ func TestNamesShownVisibly(t *testing.T) {
 	if err := st.AddMember(ctx, p.ID, subject); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateGrant(ctx, p.ID, subject, c.ClientID, []string{"documents:read"}); err != nil {
+	if _, err := st.CreateConsent(ctx, p.ID, subject, c.ClientID, []string{"documents:read"}); err != nil {
 		t.Fatal(err)
 	}
 	raw := []string{"\u200b", "\u202e", "\u2069", "\u2066", "\ufeff", "\u200f", "\U000e0041"}
@@ -44,7 +44,7 @@ func TestNamesShownVisibly(t *testing.T) {
 	}{
 		{[]string{"list-clients"}, `Claude\u200b Code \u202eexe.txt\u2069`, clientName},
 		{[]string{"list-projects"}, `docs\u2066\ufeff`, p.Name},
-		{[]string{"list-grants", "--project-id", p.ID}, `alice\u200f\U000e0041`, subject},
+		{[]string{"list-consents", "--project-id", p.ID}, `alice\u200f\U000e0041`, subject},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out bytes.Buffer

@@ -24,41 +24,41 @@ func TestVerifierBounds(t *testing.T) {
 	o := serverOptions(diff)
 	for _, c := range []struct {
 		name     string
-		edit     func(int, *diffreadtest.Page)
+		edit     func(int, *diffreadtest.ServedPage)
 		maxBytes int64
 		page     int
 		bound    diffread.Bound
 		says     string
 	}{
-		{"a new member in the manifest on page 2", onPage(2, func(p *diffreadtest.Page) { p.Manifest["extra"] = 1 }),
+		{"a new member in the manifest on page 2", onPage(2, func(p *diffreadtest.ServedPage) { p.Manifest["extra"] = 1 }),
 			0, 2, diffread.BoundStrict, `manifest has an unknown member "extra"`},
-		{"a member the reader does not know in a nested object", onPage(1, func(p *diffreadtest.Page) {
+		{"a member the reader does not know in a nested object", onPage(1, func(p *diffreadtest.ServedPage) {
 			p.Manifest["repository"].(map[string]any)["full_name"] = "team/project"
 		}), 0, 1, diffread.BoundStrict, `manifest.repository has an unknown member "full_name"`},
-		{"content spelled Content", onPage(1, func(p *diffreadtest.Page) {
+		{"content spelled Content", onPage(1, func(p *diffreadtest.ServedPage) {
 			p.Manifest["Content"] = p.Manifest["content"]
 			delete(p.Manifest, "content")
 		}), 0, 1, diffread.BoundStrict, `unknown member "Content"`},
-		{"observations without a member", onPage(3, func(p *diffreadtest.Page) {
+		{"observations without a member", onPage(3, func(p *diffreadtest.ServedPage) {
 			delete(p.Manifest["observations"].(map[string]any)["target_tip"].(map[string]any), "observed_at")
 		}), 0, 3, diffread.BoundStrict, `manifest.observations.target_tip has no member "observed_at"`},
-		{"a null where none is allowed", onPage(1, func(p *diffreadtest.Page) { p.Manifest["content"].(map[string]any)["sha256"] = nil }),
+		{"a null where none is allowed", onPage(1, func(p *diffreadtest.ServedPage) { p.Manifest["content"].(map[string]any)["sha256"] = nil }),
 			0, 1, diffread.BoundStrict, "manifest.content.sha256 must be a string"},
-		{"a byte_count beyond 2^53-1", onPage(1, func(p *diffreadtest.Page) {
+		{"a byte_count beyond 2^53-1", onPage(1, func(p *diffreadtest.ServedPage) {
 			p.Manifest["content"].(map[string]any)["byte_count"] = int64(1) << 53
 		}), 0, 1, diffread.BoundStrict, "manifest.content.byte_count must be an integer from 0 to 2^53-1"},
-		{"a gap before page 2", onPage(2, func(p *diffreadtest.Page) { *p = *diffreadtest.NewPage(o, p.ByteOffset+10) }),
+		{"a gap before page 2", onPage(2, func(p *diffreadtest.ServedPage) { *p = *diffreadtest.NewServedPage(o, p.ByteOffset+10) }),
 			0, 2, diffread.BoundProgress, "byte_offset 110, where the previous page ended at 100"},
-		{"an overlap before page 3", onPage(3, func(p *diffreadtest.Page) { *p = *diffreadtest.NewPage(o, p.ByteOffset-1) }),
+		{"an overlap before page 3", onPage(3, func(p *diffreadtest.ServedPage) { *p = *diffreadtest.NewServedPage(o, p.ByteOffset-1) }),
 			0, 3, diffread.BoundProgress, "byte_offset 199, where the previous page ended at 200"},
-		{"page 1 again as page 2", onPage(2, func(p *diffreadtest.Page) { *p = *diffreadtest.NewPage(o, 0) }),
+		{"page 1 again as page 2", onPage(2, func(p *diffreadtest.ServedPage) { *p = *diffreadtest.NewServedPage(o, 0) }),
 			0, 2, diffread.BoundProgress, "byte_offset 0, where the previous page ended at 100"},
-		{"an empty page before eof", onPage(2, func(p *diffreadtest.Page) {
+		{"an empty page before eof", onPage(2, func(p *diffreadtest.ServedPage) {
 			p.Data, p.ChunkBytes, p.NextByteOffset, p.ChunkSHA256 = "", 0, p.ByteOffset,
 				"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 			p.Text = new("")
 		}), 0, 2, diffread.BoundProgress, "chunk_bytes 0"},
-		{"a next_byte_offset that goes back", onPage(1, func(p *diffreadtest.Page) { p.NextByteOffset = 0 }),
+		{"a next_byte_offset that goes back", onPage(1, func(p *diffreadtest.ServedPage) { p.NextByteOffset = 0 }),
 			0, 1, diffread.BoundProgress, "next_byte_offset 0 from byte_offset 0"},
 		// A later page cannot raise byte_count past MaxBytes: it is part of
 		// the diff's identity ("content changes on page 2", TestVerifierChecks).

@@ -24,10 +24,10 @@ import (
 func FuzzPage(f *testing.F) {
 	o := serverOptions(testDiff())
 	for _, off := range []int64{0, 100, 200} {
-		b, _ := json.Marshal(diffreadtest.NewPage(o, off))
+		b, _ := json.Marshal(diffreadtest.NewServedPage(o, off))
 		f.Add(b)
 	}
-	empty, _ := json.Marshal(diffreadtest.NewPage(serverOptions(nil), 0))
+	empty, _ := json.Marshal(diffreadtest.NewServedPage(serverOptions(nil), 0))
 	f.Add(empty)
 	// Forgeries a lax reader would read otherwise than jq: a member in
 	// another case beside its own, and repeated.

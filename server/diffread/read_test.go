@@ -27,7 +27,7 @@ func TestReadOverMCP(t *testing.T) {
 	o := serverOptions(diff)
 	o.Token = "s3cret"
 	var cursors []string
-	o.Edit = func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+	o.Edit = func(n int, p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 		if p.NextCursor != nil {
 			cursors = append(cursors, *p.NextCursor)
 		}
@@ -61,16 +61,16 @@ func TestReadRefusals(t *testing.T) {
 	diff := testDiff()
 	for _, c := range []struct {
 		name  string
-		edit  func(int, *diffreadtest.Page) *diffreadtest.ToolError
+		edit  func(int, *diffreadtest.ServedPage) *diffreadtest.ToolError
 		check func(error) bool
 	}{
-		{"a tampered page", func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+		{"a tampered page", func(n int, p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			if n == 2 {
 				flipByte(p)
 			}
 			return nil
 		}, func(err error) bool { return isCheck(err, diffread.CheckChunkSHA256) && pageOf(err) == 2 }},
-		{"a moved pull request", func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+		{"a moved pull request", func(n int, p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			if n == 3 {
 				return &diffreadtest.ToolError{Code: "cursor_stale", Message: "moved"}
 			}
@@ -79,19 +79,19 @@ func TestReadRefusals(t *testing.T) {
 			var se *diffread.StaleError
 			return errors.As(err, &se) && se.Page == 3 && se.Offset == 200 && strings.Contains(err.Error(), "the pull request moved; start again")
 		}},
-		{"another tool error", func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+		{"another tool error", func(n int, p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			return &diffreadtest.ToolError{Code: "not_found", Message: "no such pull request"}
 		}, func(err error) bool {
 			var te *diffread.ToolError
 			return errors.As(err, &te) && te.Code == "not_found" && te.Page == 1
 		}},
-		{"an error result without a code", func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+		{"an error result without a code", func(n int, p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			return &diffreadtest.ToolError{}
 		}, func(err error) bool {
 			var te *diffread.ToolError
 			return errors.As(err, &te) && te.Code == "unknown"
 		}},
-		{"a page that is not JSON of a page", func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+		{"a page that is not JSON of a page", func(n int, p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			if n == 2 {
 				p.Manifest = nil
 			}

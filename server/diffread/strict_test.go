@@ -20,7 +20,7 @@ import (
 // Python do) agrees with it.
 func TestDecodePage(t *testing.T) {
 	o := serverOptions(testDiff())
-	honest, _ := json.Marshal(diffreadtest.NewPage(o, 100))
+	honest, _ := json.Marshal(diffreadtest.NewServedPage(o, 100))
 	edit := func(f func(m map[string]any)) string {
 		var m map[string]any
 		json.Unmarshal(honest, &m)
@@ -174,7 +174,7 @@ func TestVerifierAcceptsGatewayManifests(t *testing.T) {
 			}
 			tg := diffread.Target{Owner: v.Identity.Owner, Repo: v.Identity.Name, Index: v.Identity.Index}
 			o := diffreadtest.Options{Owner: tg.Owner, Repo: tg.Repo, Index: tg.Index, Diff: diffreadtest.Bytes(diff), Window: 300}
-			page, _ := json.Marshal(diffreadtest.NewPage(o, 0))
+			page, _ := json.Marshal(diffreadtest.NewServedPage(o, 0))
 			var m map[string]json.RawMessage
 			json.Unmarshal(page, &m)
 			m["manifest"] = v.Manifest

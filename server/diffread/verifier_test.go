@@ -37,7 +37,7 @@ func serverOptions(diff []byte) diffreadtest.Options {
 
 // feed runs a verifier over the pages an honest server would send, each
 // first changed by edit and sent through JSON, until eof or an error.
-func feed(t *testing.T, o diffreadtest.Options, edit func(n int, p *diffreadtest.Page), w *bytes.Buffer) (*diffread.Result, error) {
+func feed(t *testing.T, o diffreadtest.Options, edit func(n int, p *diffreadtest.ServedPage), w *bytes.Buffer) (*diffread.Result, error) {
 	t.Helper()
 	return feedLimited(t, o, edit, 0, w)
 }
@@ -45,13 +45,13 @@ func feed(t *testing.T, o diffreadtest.Options, edit func(n int, p *diffreadtest
 // feedLimited is feed with Verifier.MaxBytes. Pages are decoded with
 // encoding/json, not DecodePage, so that the verifier's own checks of the
 // manifest show: they stand for pages some other code decoded.
-func feedLimited(t *testing.T, o diffreadtest.Options, edit func(n int, p *diffreadtest.Page), maxBytes int64, w *bytes.Buffer) (*diffread.Result, error) {
+func feedLimited(t *testing.T, o diffreadtest.Options, edit func(n int, p *diffreadtest.ServedPage), maxBytes int64, w *bytes.Buffer) (*diffread.Result, error) {
 	t.Helper()
 	v := diffread.NewVerifier(target, w)
 	v.MaxBytes = maxBytes
 	off := int64(0)
 	for n := 1; n < 100; n++ {
-		p := diffreadtest.NewPage(o, off)
+		p := diffreadtest.NewServedPage(o, off)
 		if edit != nil {
 			edit(n, p)
 		}
@@ -77,7 +77,7 @@ func feedLimited(t *testing.T, o diffreadtest.Options, edit func(n int, p *diffr
 
 // flipByte changes one byte of the page's data, and of its text when it
 // has one, so that only the hash can tell.
-func flipByte(p *diffreadtest.Page) {
+func flipByte(p *diffreadtest.ServedPage) {
 	b, _ := base64.StdEncoding.DecodeString(p.Data)
 	b[len(b)/2] ^= 0x01
 	p.Data = base64.StdEncoding.EncodeToString(b)
@@ -88,8 +88,8 @@ func flipByte(p *diffreadtest.Page) {
 }
 
 // onPage is an edit of page n only, for feed.
-func onPage(page int, f func(p *diffreadtest.Page)) func(int, *diffreadtest.Page) {
-	return func(n int, p *diffreadtest.Page) {
+func onPage(page int, f func(p *diffreadtest.ServedPage)) func(int, *diffreadtest.ServedPage) {
+	return func(n int, p *diffreadtest.ServedPage) {
 		if n == page {
 			f(p)
 		}
@@ -99,47 +99,47 @@ func onPage(page int, f func(p *diffreadtest.Page)) func(int, *diffreadtest.Page
 func TestVerifierChecks(t *testing.T) {
 	diff := testDiff()
 	o := serverOptions(diff)
-	manifest := func(p *diffreadtest.Page, member, key string, v any) {
+	manifest := func(p *diffreadtest.ServedPage, member, key string, v any) {
 		p.Manifest[member].(map[string]any)[key] = v
 	}
 	for _, c := range []struct {
 		name  string
-		edit  func(int, *diffreadtest.Page)
+		edit  func(int, *diffreadtest.ServedPage)
 		page  int
 		check diffread.Check
 	}{
-		{"another pull request requested", onPage(1, func(p *diffreadtest.Page) { p.Requested.Index = 8 }), 1, diffread.CheckRequested},
-		{"the manifest of another pull request", onPage(1, func(p *diffreadtest.Page) { manifest(p, "pull_request", "index", 8) }), 1, diffread.CheckManifest},
-		{"the manifest of another repository", onPage(1, func(p *diffreadtest.Page) { manifest(p, "repository", "name", "other") }), 1, diffread.CheckManifest},
-		{"a manifest with a short sha256", onPage(1, func(p *diffreadtest.Page) { manifest(p, "content", "sha256", "abc") }), 1, diffread.CheckManifest},
-		{"content changes on page 2", onPage(2, func(p *diffreadtest.Page) { manifest(p, "content", "sha256", strings.Repeat("0", 64)) }), 2, diffread.CheckManifest},
-		{"head moves on page 3", onPage(3, func(p *diffreadtest.Page) {
+		{"another pull request requested", onPage(1, func(p *diffreadtest.ServedPage) { p.Requested.Index = 8 }), 1, diffread.CheckRequested},
+		{"the manifest of another pull request", onPage(1, func(p *diffreadtest.ServedPage) { manifest(p, "pull_request", "index", 8) }), 1, diffread.CheckManifest},
+		{"the manifest of another repository", onPage(1, func(p *diffreadtest.ServedPage) { manifest(p, "repository", "name", "other") }), 1, diffread.CheckManifest},
+		{"a manifest with a short sha256", onPage(1, func(p *diffreadtest.ServedPage) { manifest(p, "content", "sha256", "abc") }), 1, diffread.CheckManifest},
+		{"content changes on page 2", onPage(2, func(p *diffreadtest.ServedPage) { manifest(p, "content", "sha256", strings.Repeat("0", 64)) }), 2, diffread.CheckManifest},
+		{"head moves on page 3", onPage(3, func(p *diffreadtest.ServedPage) {
 			p.Manifest["generation"].(map[string]any)["head"].(map[string]any)["oid"] = strings.Repeat("d", 40)
 		}), 3, diffread.CheckManifest},
-		{"another contract", onPage(1, func(p *diffreadtest.Page) { p.Contract = "atomic" }), 1, diffread.CheckContract},
-		{"an atomic snapshot claimed", onPage(2, func(p *diffreadtest.Page) { p.AtomicLatestPRSnapshot = true }), 2, diffread.CheckContract},
-		{"another encoding", onPage(2, func(p *diffreadtest.Page) { p.Encoding = "hex" }), 2, diffread.CheckContract},
-		{"whole diff not verified", onPage(2, func(p *diffreadtest.Page) { p.WholeDiffVerified = false }), 2, diffread.CheckWholeDiffVerified},
-		{"data that is not base64", onPage(2, func(p *diffreadtest.Page) { p.Data = "!" + p.Data[1:] }), 2, diffread.CheckData},
-		{"base64 with a line break", onPage(1, func(p *diffreadtest.Page) { p.Data = p.Data[:8] + "\n" + p.Data[8:] }), 1, diffread.CheckData},
-		{"base64 with non-zero pad bits", onPage(1, func(p *diffreadtest.Page) {
+		{"another contract", onPage(1, func(p *diffreadtest.ServedPage) { p.Contract = "atomic" }), 1, diffread.CheckContract},
+		{"an atomic snapshot claimed", onPage(2, func(p *diffreadtest.ServedPage) { p.AtomicLatestPRSnapshot = true }), 2, diffread.CheckContract},
+		{"another encoding", onPage(2, func(p *diffreadtest.ServedPage) { p.Encoding = "hex" }), 2, diffread.CheckContract},
+		{"whole diff not verified", onPage(2, func(p *diffreadtest.ServedPage) { p.WholeDiffVerified = false }), 2, diffread.CheckWholeDiffVerified},
+		{"data that is not base64", onPage(2, func(p *diffreadtest.ServedPage) { p.Data = "!" + p.Data[1:] }), 2, diffread.CheckData},
+		{"base64 with a line break", onPage(1, func(p *diffreadtest.ServedPage) { p.Data = p.Data[:8] + "\n" + p.Data[8:] }), 1, diffread.CheckData},
+		{"base64 with non-zero pad bits", onPage(1, func(p *diffreadtest.ServedPage) {
 			// 100 bytes end in one byte and "==": its last character carries 4 pad bits.
 			p.Data = p.Data[:len(p.Data)-3] + "B=="
 		}), 1, diffread.CheckData},
-		{"chunk_bytes one too many", onPage(2, func(p *diffreadtest.Page) { p.ChunkBytes++; p.NextByteOffset++ }), 2, diffread.CheckChunkBytes},
+		{"chunk_bytes one too many", onPage(2, func(p *diffreadtest.ServedPage) { p.ChunkBytes++; p.NextByteOffset++ }), 2, diffread.CheckChunkBytes},
 		{"a tampered chunk", onPage(2, flipByte), 2, diffread.CheckChunkSHA256},
 		{"a tampered text chunk", onPage(3, flipByte), 3, diffread.CheckChunkSHA256},
-		{"a text that differs from the data", onPage(1, func(p *diffreadtest.Page) { s := strings.Replace(*p.Text, "é", "e", 1); p.Text = &s }), 1, diffread.CheckText},
-		{"null text for UTF-8 bytes", onPage(3, func(p *diffreadtest.Page) { p.Text = nil }), 3, diffread.CheckText},
-		{"text for bytes that are not UTF-8", onPage(2, func(p *diffreadtest.Page) { s := "x"; p.Text = &s }), 2, diffread.CheckText},
-		{"next_byte_offset off by one", onPage(1, func(p *diffreadtest.Page) { p.NextByteOffset++ }), 1, diffread.CheckNextByteOffset},
-		{"eof claimed early", onPage(2, func(p *diffreadtest.Page) { p.EOF, p.NextCursor = true, nil }), 2, diffread.CheckEOF},
-		{"no eof at the end", onPage(3, func(p *diffreadtest.Page) { p.EOF, p.NextCursor = false, new("c") }), 3, diffread.CheckEOF},
-		{"a cursor at eof", onPage(3, func(p *diffreadtest.Page) { p.NextCursor = new("c") }), 3, diffread.CheckNextCursor},
-		{"no cursor before eof", onPage(1, func(p *diffreadtest.Page) { p.NextCursor = nil }), 1, diffread.CheckNextCursor},
-		{"an empty cursor before eof", onPage(1, func(p *diffreadtest.Page) { p.NextCursor = new("") }), 1, diffread.CheckNextCursor},
-		{"pages past byte_count", func(_ int, p *diffreadtest.Page) { manifest(p, "content", "byte_count", 250) }, 3, diffread.CheckByteCount},
-		{"a wrong final hash", func(_ int, p *diffreadtest.Page) { manifest(p, "content", "sha256", strings.Repeat("ab", 32)) }, 3, diffread.CheckSHA256},
+		{"a text that differs from the data", onPage(1, func(p *diffreadtest.ServedPage) { s := strings.Replace(*p.Text, "é", "e", 1); p.Text = &s }), 1, diffread.CheckText},
+		{"null text for UTF-8 bytes", onPage(3, func(p *diffreadtest.ServedPage) { p.Text = nil }), 3, diffread.CheckText},
+		{"text for bytes that are not UTF-8", onPage(2, func(p *diffreadtest.ServedPage) { s := "x"; p.Text = &s }), 2, diffread.CheckText},
+		{"next_byte_offset off by one", onPage(1, func(p *diffreadtest.ServedPage) { p.NextByteOffset++ }), 1, diffread.CheckNextByteOffset},
+		{"eof claimed early", onPage(2, func(p *diffreadtest.ServedPage) { p.EOF, p.NextCursor = true, nil }), 2, diffread.CheckEOF},
+		{"no eof at the end", onPage(3, func(p *diffreadtest.ServedPage) { p.EOF, p.NextCursor = false, new("c") }), 3, diffread.CheckEOF},
+		{"a cursor at eof", onPage(3, func(p *diffreadtest.ServedPage) { p.NextCursor = new("c") }), 3, diffread.CheckNextCursor},
+		{"no cursor before eof", onPage(1, func(p *diffreadtest.ServedPage) { p.NextCursor = nil }), 1, diffread.CheckNextCursor},
+		{"an empty cursor before eof", onPage(1, func(p *diffreadtest.ServedPage) { p.NextCursor = new("") }), 1, diffread.CheckNextCursor},
+		{"pages past byte_count", func(_ int, p *diffreadtest.ServedPage) { manifest(p, "content", "byte_count", 250) }, 3, diffread.CheckByteCount},
+		{"a wrong final hash", func(_ int, p *diffreadtest.ServedPage) { manifest(p, "content", "sha256", strings.Repeat("ab", 32)) }, 3, diffread.CheckSHA256},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var w bytes.Buffer
@@ -173,17 +173,17 @@ func TestVerifierAccepts(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		diff []byte
-		edit func(int, *diffreadtest.Page)
+		edit func(int, *diffreadtest.ServedPage)
 	}{
 		{"three pages", diff, nil},
-		{"observations that change between pages", diff, func(n int, p *diffreadtest.Page) {
+		{"observations that change between pages", diff, func(n int, p *diffreadtest.ServedPage) {
 			g := p.Manifest["generation"].(map[string]any)
 			g["captured_at"] = "2026-11-29T21:00:0" + string(rune('0'+n)) + "Z"
 			g["generated_at"] = g["captured_at"]
 			tip := p.Manifest["observations"].(map[string]any)["target_tip"].(map[string]any)
 			tip["status"], tip["oid"], tip["observed_at"] = "missing", nil, g["captured_at"]
 		}},
-		{"owner and name in another case in the manifest", diff, func(_ int, p *diffreadtest.Page) {
+		{"owner and name in another case in the manifest", diff, func(_ int, p *diffreadtest.ServedPage) {
 			p.Manifest["repository"].(map[string]any)["owner"] = "Team"
 		}},
 		{"an empty diff", nil, nil},
@@ -214,7 +214,7 @@ func TestVerifierSequence(t *testing.T) {
 		t.Fatal("a byte count before the first page")
 	}
 	page := func(off int64) *diffread.Page {
-		text, _ := json.Marshal(diffreadtest.NewPage(o, off))
+		text, _ := json.Marshal(diffreadtest.NewServedPage(o, off))
 		p, err := diffread.DecodePage(text)
 		if err != nil {
 			t.Fatal(err)
@@ -236,7 +236,7 @@ func TestVerifierSequence(t *testing.T) {
 
 func TestVerifierWriteError(t *testing.T) {
 	o := serverOptions(testDiff())
-	text, _ := json.Marshal(diffreadtest.NewPage(o, 0))
+	text, _ := json.Marshal(diffreadtest.NewServedPage(o, 0))
 	p, _ := diffread.DecodePage(text)
 	errFull := errors.New("disk full")
 	err := diffread.NewVerifier(target, failingWriter{errFull}).Add(p)

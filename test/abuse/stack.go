@@ -134,11 +134,11 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 		return nil, err
 	}
 	s.sourceID = src["source_id"].(string)
-	grant, err := s.admin(env, "create-grant", "--project-id", p, "--subject", "alice", "--scopes", "documents:read")
+	consent, err := s.admin(env, "create-consent", "--project-id", p, "--subject", "alice", "--scopes", "documents:read")
 	if err != nil {
 		return nil, err
 	}
-	s.docsToken = grant["access_token"].(string)
+	s.docsToken = consent["access_token"].(string)
 
 	logFile, err := os.Create(s.logPath)
 	if err != nil {

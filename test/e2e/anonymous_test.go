@@ -18,7 +18,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
-// anonymousTools is the anonymous four-tool catalog
+// anonymousTools is the anonymous four-tool toolset
 // (docs/tools.md#anonymous-tools).
 var anonymousTools = []string{"get_pull_request", "get_repository", "list_pull_requests", "search_repositories"}
 

@@ -47,8 +47,8 @@ func TestCanaryOAuthTokens(t *testing.T) {
 	idp := startIdP(t)
 	s := newDocStack(t, storetest.SQLiteURL(t), stackOptions{env: oidcEnv(idp, nil)})
 	idp.AddClient(oidcprovider.Client{ID: idpClientID, Secret: idpClientSecret, RedirectURIs: []string{s.gw.URL + "/oauth/callback"}})
-	grant := s.admin(t, "create-grant", "--project-id", s.projectA, "--subject", "alice", "--scopes", "documents:read")
-	s.canaries.Add("the admin CLI's access token", grant["access_token"].(string))
+	consent := s.admin(t, "create-consent", "--project-id", s.projectA, "--subject", "alice", "--scopes", "documents:read")
+	s.canaries.Add("the admin CLI's access token", consent["access_token"].(string))
 	status, clientID := registerClient(t, s.gw.URL, nil)
 	if status != http.StatusCreated {
 		t.Fatalf("register: %d", status)

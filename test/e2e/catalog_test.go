@@ -123,7 +123,7 @@ func newCatalogStackWith(t *testing.T, dbURL string, withAccountLayers bool, o s
 		s.admin(t, "set-account-core", "--account-id", s.account, "--source-id", s.ins["docs/agents/core.md"])
 		s.admin(t, "set-account-mode", "--account-id", s.account, "--mode", "worker", "--source-id", s.ins["docs/agents/modes/worker.md"])
 	}
-	s.token = s.grant(t, s.projectA, "alice", "catalog:read workflow:dispatch")
+	s.token = s.consent(t, s.projectA, "alice", "catalog:read workflow:dispatch")
 	return s
 }
 
@@ -559,7 +559,7 @@ func TestCatalogTenancy(t *testing.T) {
 			t.Fatalf("a runtime source entered the profile: exit %d %s", code, errs)
 		}
 
-		carol := s.session(t, s.grant(t, projectB, "carol", "catalog:read workflow:dispatch"))
+		carol := s.session(t, s.consent(t, projectB, "carol", "catalog:read workflow:dispatch"))
 		if list, _ := callTool(t, carol, "catalog_profiles_list", nil); len(list["profiles"].([]any)) != 0 {
 			t.Fatalf("project B lists %v", list)
 		}
@@ -593,7 +593,7 @@ func TestCatalogTenancy(t *testing.T) {
 		other := s.admin(t, "create-account", "--name", "other")["account_id"].(string)
 		projectC := s.admin(t, "create-project", "--name", "project-c", "--account", other)["project_id"].(string)
 		s.admin(t, "add-member", "--project-id", projectC, "--subject", "dave")
-		dave := s.session(t, s.grant(t, projectC, "dave", "catalog:read workflow:dispatch"))
+		dave := s.session(t, s.consent(t, projectC, "dave", "catalog:read workflow:dispatch"))
 		if out, isErr := callTool(t, dave, "workflow_dispatch", map[string]any{"profile_id": shared}); !isErr || errorCode(t, out) != "not_found" {
 			t.Fatalf("another account's project dispatched the shared profile: %v", out)
 		}
@@ -606,8 +606,8 @@ func TestCatalogTenancy(t *testing.T) {
 		// Scopes: catalog:read cannot dispatch; documents:read reads nothing here.
 		endpoint := s.gw.URL + "/mcp/documents"
 		s.admin(t, "add-member", "--project-id", s.projectA, "--subject", "erin")
-		readOnly := s.grant(t, s.projectA, "erin", "catalog:read")
-		docsOnly := s.grant(t, s.projectA, "erin", "documents:read")
+		readOnly := s.consent(t, s.projectA, "erin", "catalog:read")
+		docsOnly := s.consent(t, s.projectA, "erin", "documents:read")
 		legacy := s.admin(t, "issue-legacy-token", "--project-id", s.projectA, "--permissions", "memory,task")["token"].(string)
 		s.emu.ResetCounters()
 		// The challenge names what to ask for: the endpoint's scopes the
@@ -740,8 +740,8 @@ func TestCatalogDispatchBound(t *testing.T) {
 		if out, isErr := callTool(t, cs, "catalog_profile_get", map[string]any{"profile_id": s.profile}); isErr {
 			t.Fatalf("profile_get after the bound: %v", out)
 		}
-		// Another grant is another principal, with its own bound.
-		other := s.session(t, s.grant(t, s.projectA, "alice", "workflow:dispatch"))
+		// Another consent is another principal, with its own bound.
+		other := s.session(t, s.consent(t, s.projectA, "alice", "workflow:dispatch"))
 		if out, isErr := callTool(t, other, "workflow_dispatch", map[string]any{"profile_id": s.profile}); isErr {
 			t.Fatalf("another principal's dispatch: %v", out)
 		}

@@ -71,7 +71,7 @@ func newExchanger(t *testing.T, url, dir string) *exchanger {
 }
 
 // toolsList snapshots tools/list as a caller with a bearer sees it (every
-// tool of the catalog).
+// tool of the toolset).
 func (x *exchanger) toolsList(t *testing.T, token string) {
 	t.Helper()
 	req, resp := x.post(t, token, "tools/list", map[string]any{})

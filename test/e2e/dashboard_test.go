@@ -151,8 +151,8 @@ func TestGrafanaDashboard(t *testing.T) {
 	// The zero series: nothing was minted or refused, yet the series exist.
 	for _, want := range []string{
 		`agent_gateway_github_installation_tokens_total{event="minted"} 0`,
-		`agent_gateway_budget_rejections_total{budget="read",catalog="agent-gateway-documents"} 0`,
-		`agent_gateway_budget_rejections_total{budget="refused_bearers",catalog="agent-gateway-documents"} 0`,
+		`agent_gateway_budget_rejections_total{budget="read",toolset="agent-gateway-documents"} 0`,
+		`agent_gateway_budget_rejections_total{budget="refused_bearers",toolset="agent-gateway-documents"} 0`,
 		`agent_gateway_oauth_refusals_total{endpoint="register",reason="rate_limited"} 0`,
 		`agent_gateway_pages_served_total{tool="git_document_get"} 0`,
 	} {

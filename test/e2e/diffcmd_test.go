@@ -210,8 +210,8 @@ func TestDiffCommandRefusals(t *testing.T) {
 	diff := bytes.Repeat([]byte("+forged line \xff of a diff\n"), 4000) // 100,000 bytes: 4 pages
 	o := diffreadtest.Options{Owner: "team", Repo: "project", Index: 7, Diff: diffreadtest.Bytes(diff), Token: "hostile-test-token"}
 	tokenFile := writeTokenFile(t, o.Token)
-	on := func(page int, f func(p *diffreadtest.Page) *diffreadtest.ToolError) func(int, *diffreadtest.Page) *diffreadtest.ToolError {
-		return func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+	on := func(page int, f func(p *diffreadtest.ServedPage) *diffreadtest.ToolError) func(int, *diffreadtest.ServedPage) *diffreadtest.ToolError {
+		return func(n int, p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			if n == page {
 				return f(p)
 			}
@@ -220,19 +220,19 @@ func TestDiffCommandRefusals(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		edit func(int, *diffreadtest.Page) *diffreadtest.ToolError
+		edit func(int, *diffreadtest.ServedPage) *diffreadtest.ToolError
 		says string
 	}{
-		{"a tampered page", on(2, func(p *diffreadtest.Page) *diffreadtest.ToolError {
+		{"a tampered page", on(2, func(p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			p.Data = "AAAA" + p.Data[4:] // chunk_sha256 kept: only the hash tells
 			p.Text = nil
 			return nil
 		}), "page 2 at byte 32768: chunk_sha256"},
-		{"a wrong final hash", func(_ int, p *diffreadtest.Page) *diffreadtest.ToolError {
+		{"a wrong final hash", func(_ int, p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			p.Manifest["content"].(map[string]any)["sha256"] = strings.Repeat("0", 64)
 			return nil
 		}, "page 4 at byte 100000: sha256"},
-		{"a moved pull request", on(2, func(p *diffreadtest.Page) *diffreadtest.ToolError {
+		{"a moved pull request", on(2, func(p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			return &diffreadtest.ToolError{Code: "cursor_stale", Message: "moved"}
 		}), "the pull request moved; start again"},
 	} {
@@ -254,7 +254,7 @@ func TestDiffCommandRefusals(t *testing.T) {
 	}
 	t.Run("to stdout, a refusal says to discard it", func(t *testing.T) {
 		o := o
-		o.Edit = on(3, func(p *diffreadtest.Page) *diffreadtest.ToolError {
+		o.Edit = on(3, func(p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			p.ChunkSHA256 = strings.Repeat("1", 64)
 			return nil
 		})
@@ -378,7 +378,7 @@ func TestDiffCommandBounds(t *testing.T) {
 		flags   []string
 		rewrite func(int, string) string
 		deliver func(http.ResponseWriter, *http.Request, string, int, []byte)
-		edit    func(int, *diffreadtest.Page) *diffreadtest.ToolError
+		edit    func(int, *diffreadtest.ServedPage) *diffreadtest.ToolError
 		says    string // empty: the diff verifies
 	}{
 		{name: "Content beside content", rewrite: rewrite(fake + "," + strings.Replace(honestContent, "content", "Content", 1)),
@@ -390,9 +390,9 @@ func TestDiffCommandBounds(t *testing.T) {
 		{name: "a response one byte over the envelope", deliver: deliver(2, padTo(49001)),
 			says: "refused page 2 at byte 32768: envelope: a response over the 49000-byte envelope"},
 		{name: "a response of exactly the envelope", deliver: deliver(2, padTo(49000))},
-		{name: "a gap in offsets", edit: func(n int, p *diffreadtest.Page) *diffreadtest.ToolError {
+		{name: "a gap in offsets", edit: func(n int, p *diffreadtest.ServedPage) *diffreadtest.ToolError {
 			if n == 3 {
-				*p = *diffreadtest.NewPage(o, p.ByteOffset+1)
+				*p = *diffreadtest.NewServedPage(o, p.ByteOffset+1)
 			}
 			return nil
 		}, says: "refused page 3 at byte 65536: progress: byte_offset 65537, where the previous page ended at 65536"},

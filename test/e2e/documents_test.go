@@ -82,7 +82,7 @@ func writeAppKey(t *testing.T) string {
 }
 
 // docStack is a GitHub emulator with the seeded documents repository, a
-// store with project A's allowlist and a grant, and the gateway.
+// store with project A's allowlist and a consent, and the gateway.
 type docStack struct {
 	emu     *githubemu.Emulator
 	docs    *githubemu.Docs
@@ -94,11 +94,11 @@ type docStack struct {
 
 	projectA string
 	sources  map[string]string // path (or "track") → source ID in project A
-	tokenA   string            // alice's documents:read grant in project A
+	tokenA   string            // alice's documents:read consent in project A
 
 	// canaries are scanned for in the gateway's logs, MCP responses and
 	// metrics when the test ends: every OAuth access token the stack
-	// grants, the GitHub App private key, any installation token the
+	// consents, the GitHub App private key, any installation token the
 	// emulator mints, any App JWT, and the cursor signing secret.
 	canaries *gatewaytest.Canaries
 }
@@ -144,7 +144,7 @@ func newDocStack(t *testing.T, dbURL string, o stackOptions) *docStack {
 		s.sources[p] = s.addSource(t, s.projectA, role, p, "--commit-sha", d.Commit)
 	}
 	s.sources["track"] = s.addSource(t, s.projectA, "instruction", d.Runtime, "--track", "main")
-	s.tokenA = s.grant(t, s.projectA, "alice", "documents:read")
+	s.tokenA = s.consent(t, s.projectA, "alice", "documents:read")
 
 	env := map[string]string{
 		"AGENT_GATEWAY_DATABASE_URL":      dbURL,
@@ -185,10 +185,11 @@ func (s *docStack) addSource(t *testing.T, project, role, path string, pin ...st
 	return s.admin(t, args...)["source_id"].(string)
 }
 
-// grant adds nothing: subject must already be a member.
-func (s *docStack) grant(t *testing.T, project, subject, scopes string) string {
+// consent records an OAuth consent with the admin CLI and returns its
+// access token; it adds no member: subject must already be one.
+func (s *docStack) consent(t *testing.T, project, subject, scopes string) string {
 	t.Helper()
-	tok := s.admin(t, "create-grant", "--project-id", project, "--subject", subject, "--scopes", scopes)["access_token"].(string)
+	tok := s.admin(t, "create-consent", "--project-id", project, "--subject", subject, "--scopes", scopes)["access_token"].(string)
 	s.canaries.Add("the OAuth access token of "+subject+" in "+project, tok)
 	return tok
 }
@@ -380,10 +381,10 @@ func TestDocumentsCursorRefusals(t *testing.T) {
 		d := s.docs
 		src := s.sources[d.Runtime]
 		s.admin(t, "add-member", "--project-id", s.projectA, "--subject", "bob")
-		bob := s.session(t, s.grant(t, s.projectA, "bob", "documents:read"))
+		bob := s.session(t, s.consent(t, s.projectA, "bob", "documents:read"))
 		projectB := s.admin(t, "create-project", "--name", "project-b")["project_id"].(string)
 		s.admin(t, "add-member", "--project-id", projectB, "--subject", "alice")
-		aliceB := s.session(t, s.grant(t, projectB, "alice", "documents:read"))
+		aliceB := s.session(t, s.consent(t, projectB, "alice", "documents:read"))
 		alice := s.session(t, s.tokenA)
 
 		out, _ := callTool(t, alice, "git_document_get", map[string]any{"source_id": src})
@@ -447,7 +448,7 @@ func rawCall(t *testing.T, url, token, tool string, args map[string]any) (*http.
 }
 
 // TestDocumentsAuthorization: authentication is required; legacy tokens
-// and grants without documents:read are refused by the scope gate before
+// and consents without documents:read are refused by the scope gate before
 // GitHub is called; project B cannot read, list or guess project A's
 // sources.
 func TestDocumentsAuthorization(t *testing.T) {
@@ -470,8 +471,8 @@ func TestDocumentsAuthorization(t *testing.T) {
 		legacy := s.admin(t, "issue-legacy-token", "--project-id", s.projectA, "--permissions", "memory,task")["token"].(string)
 		s.canaries.Add("a legacy project token", legacy)
 		s.admin(t, "add-member", "--project-id", s.projectA, "--subject", "mallory")
-		noScope := s.grant(t, s.projectA, "mallory", "profile")
-		for name, token := range map[string]string{"legacy token": legacy, "grant without documents:read": noScope} {
+		noScope := s.consent(t, s.projectA, "mallory", "profile")
+		for name, token := range map[string]string{"legacy token": legacy, "consent without documents:read": noScope} {
 			t.Run(name, func(t *testing.T) {
 				for _, tool := range []string{"runtime_bootstrap_get", "git_document_get"} {
 					resp, body := rawCall(t, endpoint, token, tool, map[string]any{"source_id": src})
@@ -493,7 +494,7 @@ func TestDocumentsAuthorization(t *testing.T) {
 		s.admin(t, "link-repository", "--project-id", projectB, "--github-owner", docsOwner, "--github-repository", docsRepo,
 			"--installation-id", strconv.Itoa(installationID))
 		srcB := s.addSource(t, projectB, "runtime", d.Readme, "--commit-sha", d.Commit)
-		carol := s.session(t, s.grant(t, projectB, "carol", "documents:read"))
+		carol := s.session(t, s.consent(t, projectB, "carol", "documents:read"))
 		out, isErr := callTool(t, carol, "runtime_bootstrap_get", nil)
 		if isErr || len(out["sources"].([]any)) != 1 || out["sources"].([]any)[0].(map[string]any)["source_id"] != srcB {
 			t.Fatalf("project B bootstrap: %v", out)
@@ -532,20 +533,22 @@ func TestDocumentsAuthorization(t *testing.T) {
 	})
 }
 
-// TestDocumentsRevokedGrant: a revoked grant's token is refused at once.
-func TestDocumentsRevokedGrant(t *testing.T) {
+// TestDocumentsRevokedConsent: a revoked consent's token is refused at
+// once. The revocation uses the command's earlier name, revoke-grant
+// --grant-id, which stays accepted for operators' scripts.
+func TestDocumentsRevokedConsent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
 		s := newDocStack(t, freshDB(t), stackOptions{})
-		code, out, _ := s.runAdmin(t, "list-grants", "--project-id", s.projectA)
-		var grants []map[string]any
-		if code != 0 || json.Unmarshal([]byte(out), &grants) != nil || len(grants) != 1 {
-			t.Fatalf("list-grants: %d %s", code, out)
+		code, out, _ := s.runAdmin(t, "list-consents", "--project-id", s.projectA)
+		var consents []map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &consents) != nil || len(consents) != 1 {
+			t.Fatalf("list-consents: %d %s", code, out)
 		}
 		resp, _ := rawCall(t, s.gw.URL+"/mcp/documents", s.tokenA, "runtime_bootstrap_get", map[string]any{})
 		if resp.StatusCode != 200 {
 			t.Fatalf("before revocation: %d", resp.StatusCode)
 		}
-		s.admin(t, "revoke-grant", "--grant-id", grants[0]["grant_id"].(string))
+		s.admin(t, "revoke-grant", "--grant-id", consents[0]["grant_id"].(string))
 		resp, _ = rawCall(t, s.gw.URL+"/mcp/documents", s.tokenA, "runtime_bootstrap_get", map[string]any{})
 		if resp.StatusCode != 401 {
 			t.Fatalf("after revocation: %d", resp.StatusCode)

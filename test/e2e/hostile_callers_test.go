@@ -415,9 +415,9 @@ func TestHostileCallerStolenCursor(t *testing.T) {
 	s.admin(t, "link-repository", "--project-id", projectB, "--github-owner", docsOwner, "--github-repository", docsRepo,
 		"--installation-id", fmt.Sprint(installationID))
 	srcB := s.addSource(t, projectB, "runtime", d.Runtime, "--commit-sha", d.Commit)
-	mallory := s.session(t, s.grant(t, projectB, "mallory", "documents:read"))
+	mallory := s.session(t, s.consent(t, projectB, "mallory", "documents:read"))
 	s.admin(t, "add-member", "--project-id", s.projectA, "--subject", "bob")
-	bob := s.session(t, s.grant(t, s.projectA, "bob", "documents:read"))
+	bob := s.session(t, s.consent(t, s.projectA, "bob", "documents:read"))
 	before := s.emu.ContentsRequests()
 	cases := []struct {
 		name string

@@ -415,7 +415,7 @@ func TestRefusedBearersBeforeLookup(t *testing.T) {
 		t.Fatalf("no bearer past the bound: %d %.200s", resp.StatusCode, out)
 	}
 	_, m := get(t, gw.URL+"/metrics")
-	if want := `agent_gateway_budget_rejections_total{budget="refused_bearers",catalog="agent-gateway-documents"} 2`; !strings.Contains(m, want) {
+	if want := `agent_gateway_budget_rejections_total{budget="refused_bearers",toolset="agent-gateway-documents"} 2`; !strings.Contains(m, want) {
 		t.Fatalf("/metrics lacks %s", want)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // The hostile-upstream tests through the real binary: the emulators' fault
 // switches for byte-level misbehaviour (more bytes than Content-Length,
 // endless headers, a thousand Via headers, absurd nesting, huge numbers,
-// NUL) against every catalog. The unit tests beside each client
+// NUL) against every toolset. The unit tests beside each client
 // (upstream/forgejo and upstream/github TestHostileUpstream) prove the
 // codes and the absence of leaked goroutines for every client path; these
 // prove the same codes reach an MCP client, and that nothing the upstream
@@ -40,7 +40,7 @@ func jsonFault(body string) forgejoemu.Fault {
 		Header: http.Header{"Content-Type": {"application/json;charset=utf-8"}}}
 }
 
-// TestHostileForgejoUpstream: the Forgejo catalog's anonymous reads, diff
+// TestHostileForgejoUpstream: the Forgejo toolset's anonymous reads, diff
 // evidence and grant reads against an emulated Core that misbehaves at the
 // byte level.
 func TestHostileForgejoUpstream(t *testing.T) {
@@ -110,7 +110,7 @@ func TestHostileForgejoUpstream(t *testing.T) {
 	}
 }
 
-// TestHostileGitHubUpstream: the documents catalog against an emulated
+// TestHostileGitHubUpstream: the documents toolset against an emulated
 // GitHub that misbehaves at the byte level, on the token route and the
 // Contents route.
 func TestHostileGitHubUpstream(t *testing.T) {

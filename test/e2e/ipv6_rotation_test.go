@@ -94,7 +94,7 @@ func TestRefusedBearersIPv6Rotation(t *testing.T) {
 				t.Fatalf("a made-up bearer from %s: %d, want its own 401", tc.other, code)
 			}
 			_, m := get(t, gw.URL+"/metrics")
-			if want := `agent_gateway_budget_rejections_total{budget="refused_bearers",catalog="agent-gateway-documents"} 17`; !strings.Contains(m, want) {
+			if want := `agent_gateway_budget_rejections_total{budget="refused_bearers",toolset="agent-gateway-documents"} 17`; !strings.Contains(m, want) {
 				t.Fatalf("/metrics lacks %s", want)
 			}
 		})

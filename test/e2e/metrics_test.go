@@ -12,9 +12,9 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
-// metricsCatalogue is every series docs/metrics.md documents; the test
-// fails when one is missing from a live scrape, so the catalogue cannot rot.
-var metricsCatalogue = []string{
+// documentedMetrics is every series docs/metrics.md documents; the test
+// fails when one is missing from a live scrape, so the list cannot rot.
+var documentedMetrics = []string{
 	"agent_gateway_build_info",
 	"agent_gateway_http_requests_total",
 	"agent_gateway_http_request_duration_seconds",
@@ -40,11 +40,11 @@ var metricsCatalogue = []string{
 	"agent_gateway_idle_connections_closed_total",
 }
 
-// TestMetricsCatalogue exercises every catalogue, scrapes /metrics on the
+// TestMetricsDocumented exercises every toolset, scrapes /metrics on the
 // metrics listener, checks it with promtool, finds every documented
 // series, and proves no label carries an owner, repository, path or
 // credential.
-func TestMetricsCatalogue(t *testing.T) {
+func TestMetricsDocumented(t *testing.T) {
 	emu, d := startDemoEmulator(t)
 	docs := newDocStack(t, storetest.SQLiteURL(t), stackOptions{env: map[string]string{
 		"AGENT_GATEWAY_FORGEJO_ORIGIN":            emu.URL(),
@@ -76,7 +76,7 @@ func TestMetricsCatalogue(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)
 	}
-	for _, name := range metricsCatalogue {
+	for _, name := range documentedMetrics {
 		if !strings.Contains(exposition, "\n"+name) {
 			t.Errorf("documented series %s is missing from /metrics", name)
 		}
@@ -96,7 +96,7 @@ func TestMetricsCatalogue(t *testing.T) {
 	}
 	// Budget series exist at 0 from the start: the spent budget must have
 	// moved this one.
-	if n := metricValue(t, exposition, "agent_gateway_budget_rejections_total", `budget="read",catalog="agent-gateway-forgejo"`); n < 1 {
+	if n := metricValue(t, exposition, "agent_gateway_budget_rejections_total", `budget="read",toolset="agent-gateway-forgejo"`); n < 1 {
 		t.Errorf("agent_gateway_budget_rejections_total for the spent read budget is %v", n)
 	}
 	// Bounded labels: no owner, repository, path, source, project or token

@@ -319,7 +319,7 @@ func TestOAuthBrowserFlow(t *testing.T) {
 			t.Fatalf("the family's newest refresh token still works after reuse: %d", status)
 		}
 
-		// A second authorization (same grant, nothing new on the consent
+		// A second authorization (same consent, nothing new on the consent
 		// page); revoking its access token makes the next MCP call 401.
 		tok2 := c.authorize(t, browser, "")
 		if st := c.mcpStatus(t, tok2.AccessToken); st != http.StatusOK {

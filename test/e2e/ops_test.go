@@ -24,7 +24,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 // TestOperatorEndpoints: health, readiness, metrics and the landing page
-// with the live catalog.
+// with the live toolset.
 func TestOperatorEndpoints(t *testing.T) {
 	st := startForgejoStack(t, nil)
 	s := st.gw.Connect(t, "/mcp/forgejo", "")

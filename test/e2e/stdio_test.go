@@ -56,7 +56,7 @@ func stdioSessionIn(t *testing.T, dir string, env ...string) *mcp.ClientSession 
 	return s
 }
 
-// TestStdioMode drives the Forgejo catalog over stdio, with and without
+// TestStdioMode drives the Forgejo toolset over stdio, with and without
 // the process's own credential.
 func TestStdioMode(t *testing.T) {
 	emu, d := startDemoEmulator(t)
@@ -97,7 +97,7 @@ func TestStdioMode(t *testing.T) {
 
 // TestStdioLeavesNoData: an MCP client launches `agent-gateway stdio` in
 // whatever directory it happens to run in. With no data_dir configured,
-// stdio serves the Forgejo catalog (initialize, tools/list, an anonymous
+// stdio serves the Forgejo toolset (initialize, tools/list, an anonymous
 // and an authenticated call) and leaves that directory as it found it: no
 // ./data, no SQLite file, no generated cursor secret. It needs none of
 // them: the process's own credential is its only identity.

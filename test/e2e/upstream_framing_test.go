@@ -18,7 +18,7 @@ import (
 // answers the Core emulator gave, byte for byte, so that only the
 // misbehaviour under test differs from a genuine Core.
 
-// upstreamCase is one catalog call and the native route it reads.
+// upstreamCase is one toolset call and the native route it reads.
 type upstreamCase struct {
 	name   string
 	route  string

@@ -36,6 +36,6 @@
 // Layout: emulator.go (life cycle, routing, recording), git.go (plumbing),
 // repos.go (building repositories), contents.go (Contents and branch
 // routes), app.go (JWT check, installations, tokens), faults.go, hold.go,
-// seed.go (a ready-made repository with every case the documents catalog
+// seed.go (a ready-made repository with every case the documents toolset
 // must handle).
 package githubemu

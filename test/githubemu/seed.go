@@ -7,7 +7,7 @@ import (
 )
 
 // Docs is a seeded documents repository: one commit holding every case the
-// documents catalog must handle, and the content of its regular files.
+// documents toolset must handle, and the content of its regular files.
 type Docs struct {
 	Owner, Repo    string
 	InstallationID int64

@@ -129,7 +129,7 @@ func (f *documentsFixture) seed(bin string, env []string) error {
 		}
 		f.sources[d.path] = str(s, "source_id")
 	}
-	g, err := admin("create-grant", "--project-id", project, "--subject", "loader", "--scopes", "documents:read")
+	g, err := admin("create-consent", "--project-id", project, "--subject", "loader", "--scopes", "documents:read")
 	if err != nil {
 		return err
 	}

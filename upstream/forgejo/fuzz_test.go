@@ -23,7 +23,7 @@ import (
 // (fuzzseeds_test.go), plus the hostile shapes of the hostile-upstream
 // tests.
 
-// FuzzLinkHeader: newPage never panics, and its continuation is sound
+// FuzzLinkHeader: newListing never panics, and its continuation is sound
 // whatever Core (or a proxy) puts in Link and X-Total-Count: has_more
 // exactly when next_page is set, next_page is page+1 and never wraps
 // around, a total is never negative, and a Link value splits losslessly.
@@ -40,7 +40,7 @@ func FuzzLinkHeader(f *testing.F) {
 			h.Add("Link", v)
 		}
 		h.Set("X-Total-Count", total)
-		p := newPage(make([]int, items), page, h)
+		p := newListing(make([]int, items), page, h)
 		switch {
 		case p.HasMore != (p.NextPage != nil):
 			t.Fatalf("has_more %v with next_page %v", p.HasMore, p.NextPage)

@@ -57,9 +57,10 @@ type SubmissionResult struct {
 	NativeStatus int             `json:"native_status"`
 }
 
-// GrantPage is one page of the caller's grants. Pages are current
-// observations, not a snapshot: there is no cursor and no cache.
-type GrantPage struct {
+// GrantListing is one answer of the paginated list of the caller's work
+// grants. Each answer is a current observation, not a snapshot: there is
+// no cursor and no cache.
+type GrantListing struct {
 	Grants   []json.RawMessage `json:"grants"`
 	Page     int64             `json:"page"`
 	NextPage *int64            `json:"next_page"`
@@ -72,7 +73,7 @@ type GrantPage struct {
 // has_more and next_page come from the native Link and X-Total-Count
 // headers, so they stay right when Core clamps the width; Link addresses
 // are never followed.
-func (c *Client) ListAgentWorkGrants(ctx context.Context, cred upstream.Credential, state string, page int64) (*GrantPage, error) {
+func (c *Client) ListAgentWorkGrants(ctx context.Context, cred upstream.Credential, state string, page int64) (*GrantListing, error) {
 	extra := url.Values{}
 	var want []string
 	switch state {
@@ -103,8 +104,8 @@ func (c *Client) ListAgentWorkGrants(ctx context.Context, cred upstream.Credenti
 		}
 		seen[f.id] = true
 	}
-	p := newPage(items, page, h)
-	return &GrantPage{Grants: p.Items, Page: p.Page, NextPage: p.NextPage, HasMore: p.HasMore, Total: p.Total}, nil
+	p := newListing(items, page, h)
+	return &GrantListing{Grants: p.Items, Page: p.Page, NextPage: p.NextPage, HasMore: p.HasMore, Total: p.Total}, nil
 }
 
 // GetAgentWorkGrant is GET /api/v1/repos/{owner}/{repo}/agent-work-grants/{id}.

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// newPage derives the continuation of a native list page. Forgejo may clamp
+// newListing derives the continuation of a native list answer. Forgejo may clamp
 // the width we asked for, so the Link header decides when it holds at least
 // one well-formed link: rel="next" means more, its absence means none.
 // Otherwise (no Link header, or one that cannot be parsed) X-Total-Count
@@ -18,8 +18,8 @@ import (
 // never followed. The page is the caller's (any positive int64): the last
 // representable page has no next one, whatever Core says, and the arithmetic
 // never wraps around.
-func newPage[T any](items []T, page int64, h http.Header) *Page[T] {
-	p := &Page[T]{Items: items, Page: page}
+func newListing[T any](items []T, page int64, h http.Header) *Listing[T] {
+	p := &Listing[T]{Items: items, Page: page}
 	if total, ok := totalCount(h); ok {
 		p.Total = &total
 	}

@@ -93,7 +93,7 @@ func TestNewPage(t *testing.T) {
 			for _, v := range tc.total {
 				h.Add("X-Total-Count", v)
 			}
-			p := newPage(tc.items, tc.page, h)
+			p := newListing(tc.items, tc.page, h)
 			if p.HasMore != tc.wantMore {
 				t.Errorf("HasMore = %v, want %v", p.HasMore, tc.wantMore)
 			}

@@ -62,9 +62,12 @@ type Branch struct {
 	RepositoryID int64  `json:"repository_id"`
 }
 
-// Page is one page of a native list with the continuation derived from the
-// native X-Total-Count and Link headers.
-type Page[T any] struct {
+// Listing is one answer of a paginated native list: the items of the
+// page asked for, with the continuation derived from the native
+// X-Total-Count and Link headers. (A "page" is only a page of
+// get_pull_request_diff, diffpage.Page; the member "page" here is the
+// native list's page number.)
+type Listing[T any] struct {
 	Items    []T    `json:"items"`
 	Page     int64  `json:"page"`
 	NextPage *int64 `json:"next_page"`
@@ -122,7 +125,7 @@ func (n nativePull) trim(withBody bool) PullRequest {
 }
 
 // SearchRepositories is GET /api/v1/repos/search?q=…&limit=30&page=….
-func (c *Client) SearchRepositories(ctx context.Context, q string, page int64) (*Page[Repository], error) {
+func (c *Client) SearchRepositories(ctx context.Context, q string, page int64) (*Listing[Repository], error) {
 	var out struct {
 		OK   bool         `json:"ok"`
 		Data []nativeRepo `json:"data"`
@@ -138,7 +141,7 @@ func (c *Client) SearchRepositories(ctx context.Context, q string, page int64) (
 	for _, r := range out.Data {
 		items = append(items, r.trim())
 	}
-	return newPage(items, page, h), nil
+	return newListing(items, page, h), nil
 }
 
 // GetRepository is GET /api/v1/repos/{owner}/{repo}.
@@ -152,7 +155,7 @@ func (c *Client) GetRepository(ctx context.Context, owner, repo string) (*Reposi
 }
 
 // ListPullRequests is GET /api/v1/repos/{owner}/{repo}/pulls?state=…&page=….
-func (c *Client) ListPullRequests(ctx context.Context, owner, repo, state string, page int64) (*Page[PullRequest], error) {
+func (c *Client) ListPullRequests(ctx context.Context, owner, repo, state string, page int64) (*Listing[PullRequest], error) {
 	// Always name the state: Forgejo's API documents "open" as the default,
 	// but its code lists every state when the parameter is absent.
 	if state == "" {
@@ -168,7 +171,7 @@ func (c *Client) ListPullRequests(ctx context.Context, owner, repo, state string
 	for _, p := range out {
 		items = append(items, p.trim(false))
 	}
-	return newPage(items, page, h), nil
+	return newListing(items, page, h), nil
 }
 
 // GetPullRequest is GET /api/v1/repos/{owner}/{repo}/pulls/{index}.

@@ -1,7 +1,7 @@
 // Package github is the gateway's client of the GitHub REST API: GitHub App
 // authentication (an RS256 app JWT exchanged for short-lived installation
 // tokens, cached per installation), the repository Contents route the
-// documents catalog reads (docs/architecture.md#documents-contract), and the
+// documents toolset reads (docs/architecture.md#documents-contract), and the
 // branch route that catalog dispatch resolves tracking sources with
 // (docs/architecture.md#instruction-catalog-contract).
 //

@@ -107,7 +107,7 @@ var outcomes = []outcome{
 	{InvalidRequest, http.StatusBadRequest, -32600, "a JSON-RPC request id the gateway could not echo exactly, or a stdio line that is JSON but not one object, refused before the MCP server sees the message"},
 	{ParseError, http.StatusBadRequest, -32700, "a stdio line that is not one complete JSON text; the line never reaches the MCP server"},
 	{Unauthenticated, http.StatusUnauthorized, -32001, "no valid credential for a call that needs one (none, malformed, unknown, expired or revoked); over HTTP, `WWW-Authenticate` names the endpoint's `resource_metadata`"},
-	{InsufficientScope, http.StatusForbidden, -32003, "the caller's grant lacks a scope the tool needs; `WWW-Authenticate` names it"},
+	{InsufficientScope, http.StatusForbidden, -32003, "the caller's consent lacks a scope the tool needs; `WWW-Authenticate` names it"},
 	{OriginForbidden, http.StatusForbidden, -32003, "a browser `Origin` that is not allowed"},
 	{UnknownEndpoint, http.StatusNotFound, -32004, "a request to `/mcp` or another path under it that is no MCP endpoint; `endpoints` lists the two this gateway serves (`/mcp/forgejo`, `/mcp/documents`)"},
 	{BodyTooLarge, http.StatusRequestEntityTooLarge, -32013, "a request body over 1 MiB, or over the client IP's body budget"},

@@ -60,10 +60,10 @@ func Stream(n int64, open func() io.Reader, at func(off int64, n int) []byte) (D
 	return Diff{Count: n, SHA256: hex.EncodeToString(h.Sum(nil)), At: at}, nil
 }
 
-// Page is one page as the server sends it (diffpage.Page), for Edit to
+// ServedPage is one page as the server sends it (diffpage.Page), for Edit to
 // forge. Its Manifest is a JSON object tree; being the shallower member of
 // that name, it is the one encoding/json writes.
-type Page struct {
+type ServedPage struct {
 	diffpage.Page
 	Manifest map[string]any `json:"manifest"`
 }
@@ -86,9 +86,9 @@ type Options struct {
 	Window int
 	// Edit, when set, sees page n (1-based, counted over every call) before
 	// it is sent and may forge it; a non-nil ToolError is sent instead.
-	Edit func(n int, p *Page) *ToolError
+	Edit func(n int, p *ServedPage) *ToolError
 	// Rewrite, when set, sees page n's JSON text as it is about to be sent
-	// and returns the text to send: forgeries a Page cannot hold, such as
+	// and returns the text to send: forgeries a ServedPage cannot hold, such as
 	// a member repeated or spelled in another case in a chosen order.
 	Rewrite func(n int, text string) string
 	// Deliver, when set, writes every HTTP answer in the server's place:
@@ -180,7 +180,7 @@ func (s *Server) handle(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		}
 		off = o
 	}
-	p := NewPage(s.o, off)
+	p := NewServedPage(s.o, off)
 	if s.o.Edit != nil {
 		if e := s.o.Edit(n, p); e != nil {
 			return errorResult(e), nil
@@ -207,12 +207,12 @@ func errorResult(e *ToolError) *mcp.CallToolResult {
 // server's _meta (about 150 bytes), with room to spare.
 const envelopeReserve = 512
 
-// NewPage returns the honest page at off: up to Window bytes, fewer when
+// NewServedPage returns the honest page at off: up to Window bytes, fewer when
 // the page would not fit the 49,000-byte envelope as the gateway's tool
 // fits it, text when they are UTF-8, a cursor unless it reaches the end.
 // Its manifest's observations carry the time, so they differ between
 // pages as the gateway's may.
-func NewPage(o Options, off int64) *Page {
+func NewServedPage(o Options, off int64) *ServedPage {
 	if o.Window == 0 {
 		o.Window = 32 << 10
 	}
@@ -230,10 +230,10 @@ func NewPage(o Options, off int64) *Page {
 }
 
 // pageOf is the honest page of the n bytes at off.
-func pageOf(o Options, off int64, n int) *Page {
+func pageOf(o Options, off int64, n int) *ServedPage {
 	chunk := o.Diff.At(off, n)
 	sum := sha256.Sum256(chunk)
-	p := &Page{Page: diffpage.Page{
+	p := &ServedPage{Page: diffpage.Page{
 		Requested:      Requested{Owner: o.Owner, Repo: o.Repo, Index: o.Index},
 		Contract:       "observed_input_range",
 		ByteOffset:     off,

@@ -8,11 +8,11 @@ import (
 	"github.com/agent-gateway/agent-gateway/store/storetest"
 )
 
-// TestCreateGrantNotesUncheckedScopes: create-grant notes exactly the
+// TestCreateConsentNotesUncheckedScopes: create-consent notes exactly the
 // scopes the target's tools do not check, whatever they are; the known
 // ones come from the target (the tools' definitions), not from a list of
 // admin's own.
-func TestCreateGrantNotesUncheckedScopes(t *testing.T) {
+func TestCreateConsentNotesUncheckedScopes(t *testing.T) {
 	st := storetest.SQLite(t)
 	ctx := context.Background()
 	p, err := st.CreateProject(ctx, "", "docs")
@@ -31,7 +31,7 @@ func TestCreateGrantNotesUncheckedScopes(t *testing.T) {
 		{"workflow:dispatch,profile", "scopes not checked by this gateway: profile workflow:dispatch"},
 	} {
 		t.Run(tc.scopes, func(t *testing.T) {
-			out, err := run(t, st, "create-grant", "--project-id", p.ID, "--subject", "alice", "--scopes", tc.scopes)
+			out, err := run(t, st, "create-consent", "--project-id", p.ID, "--subject", "alice", "--scopes", tc.scopes)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/store"
 )
 
-// Admin commands for credentials: OAuth grants and their access tokens, and
+// Admin commands for credentials: OAuth consents and their access tokens, and
 // legacy project tokens (memory/task only). Secrets are printed once.
 
 func adminIssueLegacyToken(fs *flag.FlagSet) func(context.Context, *adminRun) error {
@@ -42,18 +42,20 @@ var adminRevokeLegacyToken = revokeCommand(byProject, "token-id", "token ID (ltk
 // short, like every gateway access token; issue-access-token makes more.
 const defaultAdminTokenTTL = time.Hour
 
-func grantFields(g store.Grant) []field {
+// consentFields print a consent. Its ID keeps the field name grant_id,
+// the column's, which scripts written against earlier releases read.
+func consentFields(g store.Consent) []field {
 	return []field{
 		{"grant_id", g.ID}, {"project_id", g.ProjectID}, {"subject", g.Subject}, {"client_id", g.ClientID},
 		{"scopes", g.Scopes}, {"created_at", g.CreatedAt}, {"revoked_at", g.RevokedAt},
 	}
 }
 
-func adminCreateGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+func adminCreateConsent(fs *flag.FlagSet) func(context.Context, *adminRun) error {
 	project := fs.String("project-id", "", "project ID")
 	subject := fs.String("subject", "", "OIDC subject, a member of the project (admin add-member)")
 	scopes := fs.String("scopes", "", "comma- or space-separated scopes, e.g. documents:read")
-	client := fs.String("client-id", "admin-cli", "client the grant is for")
+	client := fs.String("client-id", "admin-cli", "client the consent is for")
 	ttl := fs.Duration("token-ttl", defaultAdminTokenTTL, "lifetime of the printed access token")
 	return func(ctx context.Context, a *adminRun) error {
 		if err := required(map[string]*string{"project-id": project, "subject": subject, "scopes": scopes}); err != nil {
@@ -71,7 +73,7 @@ func adminCreateGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
 		} else if !ok {
 			return fmt.Errorf("subject %q is not a member of project %q (add it with admin add-member)", *subject, *project)
 		}
-		g, err := a.st.CreateGrant(ctx, *project, *subject, *client, list)
+		g, err := a.st.CreateConsent(ctx, *project, *subject, *client, list)
 		if err != nil {
 			return err
 		}
@@ -79,7 +81,7 @@ func adminCreateGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
 		if err != nil {
 			return err
 		}
-		// A scope no tool checks is stored (a grant is a consent record)
+		// A scope no tool checks is stored (the consent records it)
 		// but gives no access here: say so.
 		var unknown []string
 		for _, s := range g.Scopes {
@@ -87,7 +89,7 @@ func adminCreateGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
 				unknown = append(unknown, s)
 			}
 		}
-		fields := append(grantFields(g), field{"access_token", tok.Secret}, field{"expires_at", tok.ExpiresAt})
+		fields := append(consentFields(g), field{"access_token", tok.Secret}, field{"expires_at", tok.ExpiresAt})
 		if len(unknown) > 0 {
 			fields = append(fields, field{"note", "scopes not checked by this gateway: " + strings.Join(unknown, " ")})
 		}
@@ -96,26 +98,42 @@ func adminCreateGrant(fs *flag.FlagSet) func(context.Context, *adminRun) error {
 }
 
 func adminIssueAccessToken(fs *flag.FlagSet) func(context.Context, *adminRun) error {
-	grant := fs.String("grant-id", "", "grant ID (grt_…)")
+	consent := fs.String("consent-id", "", "consent ID (grt_…)")
+	aliasFlag(fs, "grant-id", "consent-id")
 	ttl := fs.Duration("token-ttl", defaultAdminTokenTTL, "lifetime of the access token")
 	return func(ctx context.Context, a *adminRun) error {
-		if err := required(map[string]*string{"grant-id": grant}); err != nil {
+		if err := required(map[string]*string{"consent-id": consent}); err != nil {
 			return err
 		}
 		if *ttl <= 0 {
 			return &UsageError{Msg: "--token-ttl must be positive"}
 		}
-		tok, err := a.st.IssueAccessToken(ctx, *grant, *ttl)
+		tok, err := a.st.IssueAccessToken(ctx, *consent, *ttl)
 		if err != nil {
 			return err
 		}
-		return a.print(field{"grant_id", tok.GrantID}, field{"access_token", tok.Secret}, field{"expires_at", tok.ExpiresAt})
+		return a.print(field{"grant_id", tok.ConsentID}, field{"access_token", tok.Secret}, field{"expires_at", tok.ExpiresAt})
 	}
 }
 
-var adminListGrants = listCommand(byProject, "grants", store.Store.ListGrants, grantFields)
+var adminListConsents = listCommand(byProject, "consents", store.Store.ListConsents, consentFields)
 
-var adminRevokeGrant = revokeCommand(scope{}, "grant-id", "grant ID (grt_…)",
-	func(st store.Store, ctx context.Context, _, id string) (store.Grant, error) {
-		return st.RevokeGrant(ctx, id)
-	}, grantFields)
+var adminRevokeConsent = withFlagAlias(revokeCommand(scope{}, "consent-id", "consent ID (grt_…)",
+	func(st store.Store, ctx context.Context, _, id string) (store.Consent, error) {
+		return st.RevokeConsent(ctx, id)
+	}, consentFields), "grant-id", "consent-id")
+
+// aliasFlag makes old a second name of the flag current, so that scripts
+// written before current was renamed keep working.
+func aliasFlag(fs *flag.FlagSet, old, current string) {
+	fs.Var(fs.Lookup(current).Value, old, "the earlier name of --"+current)
+}
+
+// withFlagAlias is s with old accepted as a second name of its flag current.
+func withFlagAlias(s setup, old, current string) setup {
+	return func(fs *flag.FlagSet) func(context.Context, *adminRun) error {
+		run := s(fs)
+		aliasFlag(fs, old, current)
+		return run
+	}
+}
