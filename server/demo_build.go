@@ -124,7 +124,7 @@ func goEnv(ctx context.Context, goBin, root string) (map[string]string, error) {
 
 // demoSourceKey hashes env and every file the demo build may read under
 // root: the tree without .git, docs/, testdata, hidden or "_" entries and
-// *_test.go files (the files gatewaytest.touchSources counts, plus test/,
+// *_test.go files (the files gatewaytest.TouchSources opens, plus test/,
 // whose emulators the demo links). Dependencies are fixed by go.mod and
 // go.sum, which it hashes. It returns "" (unknown: always build) when a
 // go.work or a replace to a local directory brings in sources outside

@@ -137,7 +137,7 @@ type IssuedToken struct {
 
 // TokenConsent is who an access token speaks for: the consent behind it.
 // (Named apart from middleware.Principal, the caller a request is
-// authenticated as, which an TokenConsent becomes.)
+// authenticated as, which a TokenConsent becomes.)
 type TokenConsent struct {
 	ConsentID string
 	ProjectID string

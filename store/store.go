@@ -57,7 +57,7 @@ type AccountStore interface {
 }
 
 // ProjectStore keeps projects, the tenant boundary, and their members, the
-// OIDC subjects allowed to consent to OAuth consents for a project.
+// OIDC subjects allowed to give OAuth consents for a project.
 type ProjectStore interface {
 	// CreateProject stores a new project in an account; an empty accountID
 	// means the default account (created if missing). Names are unique per
@@ -136,7 +136,7 @@ type ConsentStore interface {
 	// CreateConsent records a consent: subject allows clientID the scopes on the
 	// project. The subject must be a member of the project (ErrInvalid
 	// otherwise). Scopes are stored as a sorted set; a consent is never
-	// expanded later, a new consent makes a new consent.
+	// expanded later: consenting again records a new consent.
 	CreateConsent(ctx context.Context, projectID, subject, clientID string, scopes []string) (Consent, error)
 	// GetConsent returns one consent, revoked or not, or ErrNotFound.
 	GetConsent(ctx context.Context, consentID string) (Consent, error)
