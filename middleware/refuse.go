@@ -17,15 +17,7 @@ func Refuse(w http.ResponseWriter, r *http.Request, e *toolerr.Error) {
 	rec.SetOutcome(string(e.Code))
 	body := e.Body()
 	if call := rec.Call(); call.ID != nil {
-		body = map[string]any{
-			"jsonrpc": "2.0",
-			"id":      call.ID,
-			"error": map[string]any{
-				"code":    e.Code.RPCCode(),
-				"message": e.Message,
-				"data":    body["error"],
-			},
-		}
+		body = e.RPCError(call.ID)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

@@ -92,6 +92,7 @@ func TestCitationProblemsFinds(t *testing.T) {
 		"// as §" + "4 says",
 		"// see docs/architecture.md#no-such-heading",
 		"// see docs/missing.md",
+		"// the rule of seed\n// " + "004, wrapped",
 	}
 	good := []string{
 		"// see docs/architecture.md#flow-verified-diff-page",
@@ -152,7 +153,11 @@ func citationProblems(t *testing.T, root string, anchors map[string]map[string]b
 		rel, _ := filepath.Rel(root, path)
 		comment := commentLines(t, path)
 		for i, line := range readLines(t, path) {
-			if p := lineProblem(anchors, line, comment[i+1]); p != "" {
+			p := lineProblem(anchors, line, comment[i+1])
+			if p == "" {
+				p = wrappedProblem(comment[i+1], comment[i+2])
+			}
+			if p != "" {
 				bad = append(bad, fmt.Sprintf("%s:%d: %s: %s", rel, i+1, p, strings.TrimSpace(line)))
 			}
 		}
@@ -178,6 +183,23 @@ func lineProblem(anchors map[string]map[string]bool, line, comment string) strin
 	for _, m := range docLink.FindAllStringSubmatch(comment, -1) {
 		if p := linkProblem(anchors, "", m[1], m[2]); p != "" {
 			return p
+		}
+	}
+	return ""
+}
+
+// wrappedProblem finds, in the comment on one line and the comment on the
+// next, a citation the line break splits ("seed" ending one line, its
+// number starting the next), which neither line shows alone; one the next
+// line shows alone is its own line's problem.
+func wrappedProblem(comment, next string) string {
+	if comment == "" || next == "" {
+		return ""
+	}
+	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(next), "//"))
+	for _, re := range unresolvable {
+		if re.MatchString(comment+" "+rest) && !re.MatchString(next) {
+			return "cites what the repository does not hold (" + re.String() + ")"
 		}
 	}
 	return ""

@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -261,7 +262,7 @@ func (s *headScanner) endHead() {
 	case s.status/100 == 1 || s.status == 204 || s.status == 304:
 		s.nextHead()
 	case s.teLines > 0 && !s.http10:
-		if s.teLines != 1 || !equalFoldString(s.teValue, "chunked") {
+		if s.teLines != 1 || !strings.EqualFold(s.teValue, "chunked") {
 			s.lost = true // net/http refuses any other coding
 			return
 		}
@@ -343,5 +344,3 @@ func parseChunkSize(b []byte) (int64, bool) {
 	}
 	return int64(n), true
 }
-
-func equalFoldString(a, b string) bool { return bytes.EqualFold([]byte(a), []byte(b)) }

@@ -71,11 +71,12 @@ var (
 	grantWritePolicy = middleware.ToolPolicy{Write: true}
 )
 
-// GrantTools returns the five authenticated agent work-grant tools of seed
-// 004. Each forwards the caller's own credential (the HTTP bearer, or the
-// stdio process's configured one) and nothing else; the human steps
-// (preparation, approval, withdrawal) are not tools: they stay native
-// browser-session operations of Core.
+// GrantTools returns the five authenticated agent work-grant tools of
+// docs/architecture.md#agent-work-grant-contract. Each forwards the
+// caller's own credential (the HTTP bearer, or the stdio process's
+// configured one) and nothing else; the human steps (preparation,
+// approval, withdrawal) are not tools: they stay native browser-session
+// operations of Core.
 func GrantTools(c *forgejo.Client) []toolset.Tool {
 	return []toolset.Tool{
 		toolset.Typed(grantTool(c, false, toolset.Tool{

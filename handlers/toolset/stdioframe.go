@@ -111,11 +111,7 @@ func frame(line []byte) ([]byte, *toolerr.Error) {
 // the HTTP chain's refusals (middleware.Refuse) with the id null: a line
 // that is not one message has no id to echo (JSON-RPC 2.0 §5).
 func refusalLine(e *toolerr.Error) []byte {
-	line, err := encodeLine(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      nil,
-		"error":   map[string]any{"code": e.Code.RPCCode(), "message": e.Message, "data": e.Body()["error"]},
-	})
+	line, err := encodeLine(e.RPCError(nil))
 	if err != nil { // a map of strings and ints always encodes
 		panic(err)
 	}

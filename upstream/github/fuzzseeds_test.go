@@ -93,7 +93,7 @@ func captureSeeds(t *testing.T) (contents, tokens []fuzzseed.Seed) {
 	}
 	get := func(path string) []byte {
 		req, _ := s.client.up.NewRequest(context.Background(), http.MethodGet, map[string][]string{"ref": {s.docs.Commit}}, nil,
-			append([]string{"repos", "octo", "docs", "contents"}, strings.Split(path, "/")...)...)
+			routeContents.Segments("octo", "docs", path)...)
 		req.Header.Set("Accept", ObjectMediaType)
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := http.DefaultClient.Do(req)

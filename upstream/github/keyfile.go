@@ -11,10 +11,11 @@ import (
 // bits is about 3 KiB.
 const maxKeyFile = 64 << 10
 
-// readKeyFile reads the App's private key from the protected file seed
-// 002 names (HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE). The file is opened
-// once and checked on the open descriptor, so what is read is what was
-// checked: a regular file (a symbolic link is followed to it), at most
+// readKeyFile reads the App's private key from the protected file
+// github.private_key_file names
+// (docs/architecture.md#github-app-and-installation-tokens). The file is
+// opened once and checked on the open descriptor, so what is read is what
+// was checked: a regular file (a symbolic link is followed to it), at most
 // maxKeyFile bytes, and protected — see keyFileProtected. The errors
 // name the file and what to change, never its content.
 func readKeyFile(path string) ([]byte, error) {

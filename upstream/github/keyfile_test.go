@@ -10,10 +10,11 @@ import (
 	"testing"
 )
 
-// TestLoadAppKeyFileProtection: the App key file must be protected (seed
-// 002): mode 0600 or 0400 and owned by the user the gateway runs as. Any
-// other is refused with a message naming the file, its mode in octal and
-// the command that fixes it.
+// TestLoadAppKeyFileProtection: the App key file must be protected
+// (docs/architecture.md#github-app-and-installation-tokens): mode 0600 or
+// 0400 and owned by the user the gateway runs as. Any other is refused
+// with a message naming the file, its mode in octal and the command that
+// fixes it.
 func TestLoadAppKeyFileProtection(t *testing.T) {
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(appKey(t))})
 	write := func(t *testing.T, mode os.FileMode) string {

@@ -78,3 +78,18 @@ func (e *Error) Body() map[string]any {
 	obj["message"] = e.Message
 	return map[string]any{"error": obj}
 }
+
+// RPCError is the JSON-RPC error response that carries e to a caller:
+// id is the request's own (nil for null, when there is none to echo),
+// the error's code is RPCCode, and its data is Body's error object.
+func (e *Error) RPCError(id any) map[string]any {
+	return map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error": map[string]any{
+			"code":    e.Code.RPCCode(),
+			"message": e.Message,
+			"data":    e.Body()["error"],
+		},
+	}
+}
