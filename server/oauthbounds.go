@@ -32,11 +32,11 @@ func newOAuthMetrics(reg, storeReg prometheus.Registerer) *oauthMetrics {
 		}, []string{"result"}),
 		purge: newPurgeCounters(reg, storeReg, "OAuth purge", "oauth",
 			"Scheduled OAuth purges by outcome: purged (this replica ran it), skipped (another replica held the purge lock), failed.",
-			"Rows the OAuth purge deleted, by table (codes, login_sessions, tokens, clients, consents).",
+			"Rows the OAuth purge deleted, by table (codes, login_sessions, tokens, clients, grants).",
 			purgeTables),
 		rows: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "agent_gateway_oauth_rows",
-			Help: "OAuth rows in the store after the last purge tick, by table (clients, unused_clients, login_sessions, codes, tokens, consents).",
+			Help: "OAuth rows in the store after the last purge tick, by table (clients, unused_clients, login_sessions, codes, tokens, grants).",
 		}, []string{"table"}),
 	}
 	reg.MustRegister(m.refusals, m.cimd)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/go-chi/httprate"
 
@@ -55,13 +54,9 @@ type fetchRates struct {
 // counter that fails (Redis unreachable) refuses: fail closed.
 func newFetchRates(perAddress, total int, newCounter func(limit string) httprate.LimitCounter, log *slog.Logger) *fetchRates {
 	limiter := func(name string, perMinute int) *httprate.RateLimiter {
-		opts := []httprate.Option{httprate.WithErrorHandler(func(_ http.ResponseWriter, _ *http.Request, err error) {
+		return perMinuteLimiter(name, perMinute, newCounter, func(err error) {
 			log.Warn("client metadata fetch rate counter failed; refusing", "limit", name, "error", err.Error())
-		})}
-		if newCounter != nil {
-			opts = append(opts, httprate.WithLimitCounter(newCounter(name)))
-		}
-		return httprate.NewRateLimiter(perMinute, time.Minute, opts...)
+		})
 	}
 	return &fetchRates{
 		perAddress: limiter("client_metadata_address", perAddress),

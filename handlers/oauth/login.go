@@ -349,38 +349,43 @@ func (s *Server) loadConsent(w http.ResponseWriter, r *http.Request) (consentSta
 func (s *Server) grantedScopes(ctx context.Context, projects []store.Project, subject, clientID string) (map[string][]string, error) {
 	out := map[string][]string{}
 	for _, p := range projects {
-		held, err := s.heldScopes(ctx, p.ID, subject, clientID)
+		gs, err := s.clientConsents(ctx, p.ID, subject, clientID)
 		if err != nil {
 			return nil, err
 		}
-		if len(held) > 0 {
+		if held := s.heldScopes(gs); len(held) > 0 {
 			out[p.ID] = held
 		}
 	}
 	return out, nil
 }
 
-// heldScopes are the scopes this server serves that the subject's active
-// consents to this client on this project hold, sorted, once each: what a
-// re-authorization keeps (tokenScopes).
-func (s *Server) heldScopes(ctx context.Context, projectID, subject, clientID string) ([]string, error) {
+// clientConsents are the subject's active consents to this client on this
+// project: what a re-authorization keeps scopes from (heldScopes) and may
+// reuse (consentFor).
+func (s *Server) clientConsents(ctx context.Context, projectID, subject, clientID string) ([]store.Consent, error) {
 	gs, err := s.cfg.Store.ListConsents(ctx, projectID, false)
 	if err != nil {
 		return nil, err
 	}
+	return slices.DeleteFunc(gs, func(g store.Consent) bool { return g.Subject != subject || g.ClientID != clientID }), nil
+}
+
+// heldScopes are the scopes this server serves that consents (of
+// clientConsents) hold, sorted, once each: what a re-authorization keeps
+// (tokenScopes).
+func (s *Server) heldScopes(consents []store.Consent) []string {
+	served := s.scopeNames()
 	var held []string
-	for _, g := range gs {
-		if g.Subject != subject || g.ClientID != clientID {
-			continue
-		}
+	for _, g := range consents {
 		for _, sc := range g.Scopes {
-			if slices.Contains(s.scopeNames(), sc) {
+			if slices.Contains(served, sc) {
 				held = append(held, sc)
 			}
 		}
 	}
 	slices.Sort(held)
-	return slices.Compact(held), nil
+	return slices.Compact(held)
 }
 
 // tokenScopes are the scopes an allowed authorization is granted: those
@@ -534,14 +539,14 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	clientID := cs.ar.GetClient().GetID()
-	held, err := s.heldScopes(ctx, projectID, cs.ls.Subject, clientID)
+	existing, err := s.clientConsents(ctx, projectID, cs.ls.Subject, clientID)
 	if err != nil {
 		s.cfg.Log.Warn("listing consents failed", "error", err.Error())
 		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not read your consents.")
 		return
 	}
-	scopes := tokenScopes(cs.ar.GetRequestedScopes(), held)
-	g, err := s.consentFor(ctx, projectID, cs.ls.Subject, clientID, scopes)
+	scopes := tokenScopes(cs.ar.GetRequestedScopes(), s.heldScopes(existing))
+	g, err := s.consentFor(ctx, existing, projectID, cs.ls.Subject, clientID, scopes)
 	if err != nil {
 		s.cfg.Log.Warn("creating a consent failed", "error", err.Error())
 		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not record the consent.")
@@ -610,19 +615,16 @@ func (c *captured) WriteHeader(status int) {
 }
 
 // consentFor returns the stored consent the user's answer on the consent
-// page stands for: an active consent of this subject, client and project
-// with exactly these scopes, or a new one. An existing consent is never
-// widened: more scopes make a new consent, recording this answer.
-func (s *Server) consentFor(ctx context.Context, projectID, subject, clientID string, scopes []string) (store.Consent, error) {
+// page stands for: the one of existing (the subject's active consents to
+// this client on this project, clientConsents) with exactly these scopes,
+// or a new one. An existing consent is never widened: more scopes make a
+// new consent, recording this answer.
+func (s *Server) consentFor(ctx context.Context, existing []store.Consent, projectID, subject, clientID string, scopes []string) (store.Consent, error) {
 	want := slices.Clone(scopes)
 	slices.Sort(want)
 	want = slices.Compact(want)
-	gs, err := s.cfg.Store.ListConsents(ctx, projectID, false)
-	if err != nil {
-		return store.Consent{}, err
-	}
-	for _, g := range gs {
-		if g.Subject == subject && g.ClientID == clientID && slices.Equal(g.Scopes, want) {
+	for _, g := range existing {
+		if slices.Equal(g.Scopes, want) {
 			return g, nil
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // RFC 7591 dynamic client registration. fosite has none, so this is
 // written here. Every client is public (token_endpoint_auth_method
 // "none": MCP clients cannot keep a secret), uses the authorization code
-// consent with PKCE and refresh tokens, and may ask for the gateway's scopes.
+// grant with PKCE and refresh tokens, and may ask for the gateway's scopes.
 // Registration is open (MCP clients register themselves), so it is bounded:
 // a few redirect URIs, each https, http on a loopback host or a private-use
 // scheme (redirectRule), short names, and a per-address rate limit (see
