@@ -137,7 +137,7 @@ func TestDeployTLSReload(t *testing.T) {
 	roots.AddCert(b.cert)
 	tlsConfig := &tls.Config{RootCAs: roots}
 	// AGENT_GATEWAY_LISTEN (a free port) overrides the block's listen.
-	gw := gatewaytest.Start(t, gatewaytest.Options{Binary: makeBuild(t), Args: []string{"--config", configFile}, TLS: tlsConfig})
+	gw := gatewaytest.Start(t, gatewaytest.Options{Binary: gatewaytest.MakeBinary(t), Args: []string{"--config", configFile}, TLS: tlsConfig})
 	addr := strings.TrimPrefix(gw.URL, "https://")
 
 	if got := servedSerial(t, addr, roots); got.Cmp(a.cert.SerialNumber) != 0 {
@@ -219,7 +219,7 @@ func TestDeployBehindProxy(t *testing.T) {
 	}
 	// AGENT_GATEWAY_LISTEN (a free loopback port) overrides the block's
 	// listen; the proxy connects to it from 127.0.0.1.
-	gw := gatewaytest.Start(t, gatewaytest.Options{Binary: makeBuild(t), Args: []string{"--config", configFile},
+	gw := gatewaytest.Start(t, gatewaytest.Options{Binary: gatewaytest.MakeBinary(t), Args: []string{"--config", configFile},
 		Env: map[string]string{"AGENT_GATEWAY_FORGEJO_ORIGIN": emu.URL()}})
 	gwURL, _ := url.Parse(gw.URL)
 	target.Store(httputil.NewSingleHostReverseProxy(gwURL))
