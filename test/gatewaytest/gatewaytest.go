@@ -176,7 +176,7 @@ type Process struct {
 	canaries  *Canaries
 	done      chan struct{}
 	waitErr   error
-	health    *http.Client // what waitHealthy asks /healthz with
+	transport http.RoundTripper // the client side of URL: plain, or with Options.TLS
 
 	// MetricsURL is where the whole /metrics exposition is: on
 	// AGENT_GATEWAY_METRICS_LISTEN when the test set it, else on the API
@@ -195,10 +195,10 @@ func Start(t testing.TB, o Options) *Process {
 	}
 	addr := FreeAddr(t)
 	p := &Process{URL: "http://" + addr, DataDir: t.TempDir(), logs: &syncBuffer{}, responses: &syncBuffer{},
-		canaries: o.Canaries, done: make(chan struct{}), health: http.DefaultClient}
+		canaries: o.Canaries, done: make(chan struct{}), transport: http.DefaultTransport}
 	if o.TLS != nil {
 		p.URL = "https://" + addr
-		p.health = &http.Client{Transport: &http.Transport{TLSClientConfig: o.TLS}}
+		p.transport = &http.Transport{TLSClientConfig: o.TLS}
 	}
 	env := map[string]string{
 		"AGENT_GATEWAY_LISTEN":   addr,
@@ -282,6 +282,7 @@ func mergeEnv(env map[string]string) []string {
 }
 
 func (p *Process) waitHealthy(limit time.Duration) error {
+	health := &http.Client{Transport: p.transport}
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		select {
@@ -289,7 +290,7 @@ func (p *Process) waitHealthy(limit time.Duration) error {
 			return fmt.Errorf("process exited: %v", p.waitErr)
 		default:
 		}
-		resp, err := p.health.Get(p.URL + "/healthz")
+		resp, err := health.Get(p.URL + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -391,19 +392,21 @@ func Admin(bin string, env []string, args ...string) (map[string]any, error) {
 
 // Connect opens an MCP client session to path (e.g. "/mcp/forgejo") with
 // an optional bearer token, using the official SDK's Streamable HTTP
-// transport.
+// transport (over TLS with Options.TLS when the process serves it).
 func (p *Process) Connect(t testing.TB, path, bearer string) *mcp.ClientSession {
 	t.Helper()
-	return connect(t, p.URL+path, bearer, &recordingTransport{base: http.DefaultTransport, into: p.responses})
+	return ConnectThrough(t, p.URL+path, bearer, &recordingTransport{base: p.transport, into: p.responses})
 }
 
 // ConnectURL is Connect for any endpoint URL.
 func ConnectURL(t testing.TB, endpoint, bearer string) *mcp.ClientSession {
 	t.Helper()
-	return connect(t, endpoint, bearer, http.DefaultTransport)
+	return ConnectThrough(t, endpoint, bearer, http.DefaultTransport)
 }
 
-func connect(t testing.TB, endpoint, bearer string, base http.RoundTripper) *mcp.ClientSession {
+// ConnectThrough is ConnectURL over base (a proxy's TLS, a source address
+// of the test's choosing).
+func ConnectThrough(t testing.TB, endpoint, bearer string, base http.RoundTripper) *mcp.ClientSession {
 	t.Helper()
 	hc := &http.Client{Transport: &bearerTransport{token: bearer, base: base}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "gatewaytest", Version: "1"}, nil)
