@@ -43,7 +43,7 @@ func TestDeployBuildStamp(t *testing.T) {
 	if !strings.Contains(block, "make build\n") || !strings.Contains(block, "bin/agent-gateway version\n") {
 		t.Fatalf("the guide's build step changed:\n%s", block)
 	}
-	bin := makeBuild(t)
+	bin := gatewaytest.MakeBinary(t)
 	root, _ := gatewaytest.ModuleRoot()
 	describe, err := exec.Command("git", "-C", root, "describe", "--tags", "--always", "--dirty").Output()
 	if err != nil {
@@ -183,7 +183,7 @@ func wantReady(t *testing.T, gw *gatewaytest.Process) {
 // again, it applies nothing twice.
 func TestDeployPostgres(t *testing.T) {
 	db := createGuideDatabase(t)
-	bin := makeBuild(t)
+	bin := gatewaytest.MakeBinary(t)
 	start := func() *gatewaytest.Process {
 		return gatewaytest.Start(t, gatewaytest.Options{Binary: bin, Env: map[string]string{"AGENT_GATEWAY_DATABASE_URL": db.url}})
 	}
@@ -215,7 +215,7 @@ func TestDeployPostgres(t *testing.T) {
 // other waited.
 func TestDeployReplicasMigrateAtOnce(t *testing.T) {
 	dbURL := storetest.PostgresURL(t)
-	bin := makeBuild(t)
+	bin := gatewaytest.MakeBinary(t)
 	type replica struct {
 		url  string
 		cmd  *exec.Cmd
@@ -289,7 +289,7 @@ func TestDeploySystemdUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := makeBuild(t)
+	bin := gatewaytest.MakeBinary(t)
 	f := filepath.Join(t.TempDir(), "agent-gateway.service")
 	if err := os.WriteFile(f, []byte(replaceAll(t, string(unit), "ExecStart=/usr/local/bin/agent-gateway ", "ExecStart="+bin+" ")), 0o644); err != nil {
 		t.Fatal(err)
@@ -394,7 +394,7 @@ func TestDeployKubernetes(t *testing.T) {
 		}
 	}
 	const dbPassword = "k8s-secret-db-password"
-	cmd := exec.Command(makeBuild(t), append(args, "--config-test")...)
+	cmd := exec.Command(gatewaytest.MakeBinary(t), append(args, "--config-test")...)
 	cmd.Env = append(gatewaytest.CleanEnv(),
 		"AGENT_GATEWAY_DATABASE_URL=postgres://agent_gateway:"+dbPassword+"@db:5432/agent_gateway?sslmode=verify-full",
 		"AGENT_GATEWAY_RATELIMIT_REDIS_URL=redis://redis:6379/0",

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -23,8 +22,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
@@ -102,20 +99,6 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("never: %s", what)
 }
 
-// connectWith opens an MCP session to endpoint through hc.
-func connectWith(t *testing.T, endpoint string, hc *http.Client) *mcp.ClientSession {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-deploy", Version: "1"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		t.Fatalf("connect %s: %v", endpoint, err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
 // TestDeployTLSReload (docs/deploy.md#4-tls): the binary serves TLS with the
 // guide's tls.* block and a generated certificate; an MCP client connects
 // over it and TLS 1.1 is refused. After the files are replaced, SIGHUP
@@ -137,13 +120,13 @@ func TestDeployTLSReload(t *testing.T) {
 	roots.AddCert(b.cert)
 	tlsConfig := &tls.Config{RootCAs: roots}
 	// AGENT_GATEWAY_LISTEN (a free port) overrides the block's listen.
-	gw := gatewaytest.Start(t, gatewaytest.Options{Binary: makeBuild(t), Args: []string{"--config", configFile}, TLS: tlsConfig})
+	gw := gatewaytest.Start(t, gatewaytest.Options{Binary: gatewaytest.MakeBinary(t), Args: []string{"--config", configFile}, TLS: tlsConfig})
 	addr := strings.TrimPrefix(gw.URL, "https://")
 
 	if got := servedSerial(t, addr, roots); got.Cmp(a.cert.SerialNumber) != 0 {
 		t.Fatalf("serves certificate %v, want the configured one %v", got, a.cert.SerialNumber)
 	}
-	s := connectWith(t, gw.URL+"/mcp/forgejo", &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}})
+	s := gw.Connect(t, "/mcp/forgejo", "")
 	if names := toolNames(t, s); len(names) != len(anonymousTools) {
 		t.Fatalf("tools over TLS: %v", names)
 	}
@@ -219,7 +202,7 @@ func TestDeployBehindProxy(t *testing.T) {
 	}
 	// AGENT_GATEWAY_LISTEN (a free loopback port) overrides the block's
 	// listen; the proxy connects to it from 127.0.0.1.
-	gw := gatewaytest.Start(t, gatewaytest.Options{Binary: makeBuild(t), Args: []string{"--config", configFile},
+	gw := gatewaytest.Start(t, gatewaytest.Options{Binary: gatewaytest.MakeBinary(t), Args: []string{"--config", configFile},
 		Env: map[string]string{"AGENT_GATEWAY_FORGEJO_ORIGIN": emu.URL()}})
 	gwURL, _ := url.Parse(gw.URL)
 	target.Store(httputil.NewSingleHostReverseProxy(gwURL))
@@ -234,7 +217,7 @@ func TestDeployBehindProxy(t *testing.T) {
 		return p
 	}()})
 
-	s := connectWith(t, proxy.URL+"/mcp/forgejo", client)
+	s := gatewaytest.ConnectThrough(t, proxy.URL+"/mcp/forgejo", "", client.Transport)
 	if names := toolNames(t, s); len(names) != len(anonymousTools) {
 		t.Fatalf("tools through the proxy: %v", names)
 	}

@@ -18,7 +18,7 @@ import (
 // exits 0, the same line without a token 2, a pull request that does not
 // exist 3. (Under `go run` the last two would both be 1.)
 func TestDiffScriptedExitCodes(t *testing.T) {
-	bin := makeBuild(t)
+	bin := gatewaytest.MakeBinary(t)
 	st := startForgejoStack(t, nil)
 	block := guideBlock(t, "README.md", "TestDiffScriptedExitCodes", 0)
 	script := replaceAll(t, block,

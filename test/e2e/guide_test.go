@@ -3,10 +3,8 @@ package e2e
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
@@ -50,48 +48,6 @@ func guideBlock(t *testing.T, doc, test string, n int) string {
 	}
 	t.Fatalf("%s has no code block %d tagged <!-- tested-by: %s … -->", doc, n, test)
 	return ""
-}
-
-// built is the binary `make build` writes, built once per test process.
-var built struct {
-	once sync.Once
-	path string
-	out  []byte
-	err  error
-}
-
-// makeBuild runs the README's `make build` (the Makefile's build rule, with
-// BIN pointing into a scratch directory instead of bin/) once per test
-// process and returns the binary: the one operators and scripts run.
-func makeBuild(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		root, err := gatewaytest.ModuleRoot()
-		if err != nil {
-			built.err = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "agent-gateway-make-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "agent-gateway")
-		// The Makefile and the sources are inputs of what the tests see.
-		if built.err = gatewaytest.TouchSources(root); built.err != nil {
-			return
-		}
-		if _, built.err = os.ReadFile(filepath.Join(root, "Makefile")); built.err != nil {
-			return
-		}
-		cmd := exec.Command("make", "build", "BIN="+built.path)
-		cmd.Dir = root
-		built.out, built.err = cmd.CombinedOutput()
-	})
-	if built.err != nil {
-		t.Fatalf("make build: %v\n%s", built.err, built.out)
-	}
-	return built.path
 }
 
 // replaceAll applies old, new pairs to s, failing the test when an old

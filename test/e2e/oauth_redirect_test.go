@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/store/storetest"
-	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // The second attacker run against the authorization server, through the
@@ -115,9 +113,7 @@ func TestOAuthRedirectSchemes(t *testing.T) {
 	}
 
 	for _, v := range []string{"ms-msdt", "cursor,search-ms", "javascript"} {
-		cmd := exec.Command(gatewaytest.Binary(t), "serve", "--config-test")
-		cmd.Env = append(gatewaytest.CleanEnv(), "AGENT_GATEWAY_DATA_DIR="+t.TempDir(), "AGENT_GATEWAY_OAUTH_APP_REDIRECT_SCHEMES="+v)
-		code, out, errs := runCommand(t, cmd)
+		code, out, errs := configTestWith(t, []string{"AGENT_GATEWAY_OAUTH_APP_REDIRECT_SCHEMES=" + v}, "serve", "--config-test")
 		if code != 2 || !strings.Contains(errs, "oauth.app_redirect_schemes (AGENT_GATEWAY_OAUTH_APP_REDIRECT_SCHEMES)") || strings.Contains(out, "configuration OK") {
 			t.Fatalf("--config-test with %s: exit %d\n%s%s", v, code, out, errs)
 		}

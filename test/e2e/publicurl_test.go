@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // TestPublicURLStrict: public_url is published to every anonymous caller
@@ -16,9 +13,7 @@ import (
 func TestPublicURLStrict(t *testing.T) {
 	configTest := func(t *testing.T, args ...string) (int, string, string) {
 		t.Helper()
-		cmd := exec.Command(gatewaytest.Binary(t), append([]string{"serve", "--config-test"}, args...)...)
-		cmd.Env = append(gatewaytest.CleanEnv(), "AGENT_GATEWAY_DATA_DIR="+t.TempDir())
-		return runCommand(t, cmd)
+		return configTestWith(t, nil, append([]string{"serve", "--config-test"}, args...)...)
 	}
 	for _, tc := range []struct{ name, value, why string }{
 		{"user and password", "https://admin:hunter2@gw.example", "user information"},

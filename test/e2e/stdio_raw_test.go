@@ -27,19 +27,7 @@ func startRawStdio(t *testing.T, env ...string) *rawStdio {
 	t.Helper()
 	cmd := exec.Command(gatewaytest.Binary(t), "stdio")
 	cmd.Env = append(os.Environ(), append([]string{"AGENT_GATEWAY_DATA_DIR=" + t.TempDir()}, env...)...)
-	logs := &syncWriter{}
-	cmd.Stderr = logs
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, logs := startPiped(t, cmd)
 	t.Cleanup(func() {
 		gatewaytest.StopCommand(cmd, 10*time.Second, func() { stdin.Close() }, nil)
 		if t.Failed() {

@@ -32,13 +32,13 @@ type build struct {
 	err  error
 }
 
-var shipped, demo build
+var shipped, demo, viaMake build
 
 // Binary builds agent-gateway as it ships (with -race, no build tags) once
 // per test process and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
-	return shipped.get(t)
+	return shipped.get(t, goBuild())
 }
 
 // DemoBinary builds agent-gateway with -tags demo (and -race) once per test
@@ -46,10 +46,27 @@ func Binary(t testing.TB) string {
 // running, the only one that links the emulated upstreams.
 func DemoBinary(t testing.TB) string {
 	t.Helper()
-	return demo.get(t, "-tags", "demo")
+	return demo.get(t, goBuild("-tags", "demo"))
 }
 
-func (b *build) get(t testing.TB, flags ...string) string {
+// MakeBinary runs the README's `make build` (the Makefile's build rule,
+// with BIN pointing into a scratch directory instead of bin/) once per
+// test process and returns the binary: the one operators and scripts run.
+func MakeBinary(t testing.TB) string {
+	t.Helper()
+	return viaMake.get(t, func(bin string) []string { return []string{"make", "build", "BIN=" + bin} })
+}
+
+// goBuild is the command line of a race-enabled go build with flags.
+func goBuild(flags ...string) func(bin string) []string {
+	return func(bin string) []string {
+		return append(append([]string{"go", "build", "-race"}, flags...), "-o", bin, ".")
+	}
+}
+
+// get runs the command line argv gives for the binary's path, in the
+// module root, the first time it is called.
+func (b *build) get(t testing.TB, argv func(bin string) []string) string {
 	t.Helper()
 	b.once.Do(func() {
 		root, err := ModuleRoot()
@@ -63,14 +80,14 @@ func (b *build) get(t testing.TB, flags ...string) string {
 			return
 		}
 		b.path = filepath.Join(dir, "agent-gateway")
-		if b.err = TouchSources(root); b.err != nil {
+		if b.err = touchSources(root); b.err != nil {
 			return
 		}
-		args := append(append([]string{"build", "-race"}, flags...), "-o", b.path, ".")
-		cmd := exec.Command("go", args...)
+		args := argv(b.path)
+		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			b.err = fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	})
 	if b.err != nil {
@@ -79,15 +96,14 @@ func (b *build) get(t testing.TB, flags ...string) string {
 	return b.path
 }
 
-// TouchSources opens every file the binary may be built from (the tree
-// without .git, test/, docs/, testdata and *_test.go files) and reads a
-// byte of it; a test that builds the binary another way (make build)
-// calls it too. go test records the files a test opens in its cache key, and
+// touchSources opens every file the binary may be built from (the tree
+// without .git, test/, docs/, testdata and *_test.go files, so the
+// Makefile too) and reads a byte of it. go test records the files a test opens in its cache key, and
 // the go build above runs in another process, which it does not see: so
 // without this, a test whose verdict depends on the binary (a golden
 // contract, a refusal) would pass from the cache after the binary's source
 // changed.
-func TouchSources(root string) error {
+func touchSources(root string) error {
 	return filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -160,7 +176,7 @@ type Process struct {
 	canaries  *Canaries
 	done      chan struct{}
 	waitErr   error
-	health    *http.Client // what waitHealthy asks /healthz with
+	transport http.RoundTripper // the client side of URL: plain, or with Options.TLS
 
 	// MetricsURL is where the whole /metrics exposition is: on
 	// AGENT_GATEWAY_METRICS_LISTEN when the test set it, else on the API
@@ -179,10 +195,10 @@ func Start(t testing.TB, o Options) *Process {
 	}
 	addr := FreeAddr(t)
 	p := &Process{URL: "http://" + addr, DataDir: t.TempDir(), logs: &syncBuffer{}, responses: &syncBuffer{},
-		canaries: o.Canaries, done: make(chan struct{}), health: http.DefaultClient}
+		canaries: o.Canaries, done: make(chan struct{}), transport: http.DefaultTransport}
 	if o.TLS != nil {
 		p.URL = "https://" + addr
-		p.health = &http.Client{Transport: &http.Transport{TLSClientConfig: o.TLS}}
+		p.transport = &http.Transport{TLSClientConfig: o.TLS}
 	}
 	env := map[string]string{
 		"AGENT_GATEWAY_LISTEN":   addr,
@@ -266,6 +282,7 @@ func mergeEnv(env map[string]string) []string {
 }
 
 func (p *Process) waitHealthy(limit time.Duration) error {
+	health := &http.Client{Transport: p.transport}
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		select {
@@ -273,7 +290,7 @@ func (p *Process) waitHealthy(limit time.Duration) error {
 			return fmt.Errorf("process exited: %v", p.waitErr)
 		default:
 		}
-		resp, err := p.health.Get(p.URL + "/healthz")
+		resp, err := health.Get(p.URL + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -375,19 +392,21 @@ func Admin(bin string, env []string, args ...string) (map[string]any, error) {
 
 // Connect opens an MCP client session to path (e.g. "/mcp/forgejo") with
 // an optional bearer token, using the official SDK's Streamable HTTP
-// transport.
+// transport (over TLS with Options.TLS when the process serves it).
 func (p *Process) Connect(t testing.TB, path, bearer string) *mcp.ClientSession {
 	t.Helper()
-	return connect(t, p.URL+path, bearer, &recordingTransport{base: http.DefaultTransport, into: p.responses})
+	return ConnectThrough(t, p.URL+path, bearer, &recordingTransport{base: p.transport, into: p.responses})
 }
 
 // ConnectURL is Connect for any endpoint URL.
 func ConnectURL(t testing.TB, endpoint, bearer string) *mcp.ClientSession {
 	t.Helper()
-	return connect(t, endpoint, bearer, http.DefaultTransport)
+	return ConnectThrough(t, endpoint, bearer, http.DefaultTransport)
 }
 
-func connect(t testing.TB, endpoint, bearer string, base http.RoundTripper) *mcp.ClientSession {
+// ConnectThrough is ConnectURL over base (a proxy's TLS, a source address
+// of the test's choosing).
+func ConnectThrough(t testing.TB, endpoint, bearer string, base http.RoundTripper) *mcp.ClientSession {
 	t.Helper()
 	hc := &http.Client{Transport: &bearerTransport{token: bearer, base: base}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "gatewaytest", Version: "1"}, nil)
