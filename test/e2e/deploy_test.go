@@ -217,9 +217,10 @@ func TestDeployReplicasMigrateAtOnce(t *testing.T) {
 	dbURL := storetest.PostgresURL(t)
 	bin := gatewaytest.MakeBinary(t)
 	type replica struct {
-		url  string
-		cmd  *exec.Cmd
-		logs *syncWriter
+		url    string
+		cmd    *exec.Cmd
+		exited <-chan struct{}
+		logs   *syncWriter
 	}
 	var replicas []replica
 	for range 2 {
@@ -231,19 +232,21 @@ func TestDeployReplicasMigrateAtOnce(t *testing.T) {
 		replicas = append(replicas, replica{url: "http://" + addr, cmd: cmd, logs: logs})
 	}
 	// Both processes are started before either is waited for.
-	for _, r := range replicas {
+	for i := range replicas {
+		r := &replicas[i]
 		if err := r.cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		r.exited = gatewaytest.Exited(r.cmd)
 		t.Cleanup(func() {
-			gatewaytest.StopCommand(r.cmd, 30*time.Second, func() { _ = r.cmd.Process.Signal(os.Interrupt) }, nil)
+			gatewaytest.StopExited(r.cmd, r.exited, 30*time.Second, func() { _ = r.cmd.Process.Signal(os.Interrupt) }, nil)
 			if t.Failed() {
 				t.Logf("replica %s:\n%s", r.url, r.logs.String())
 			}
 		})
 	}
 	for _, r := range replicas {
-		if err := waitReady(r.url, r.cmd, 60*time.Second); err != nil {
+		if err := waitReady(r.url, r.exited, 60*time.Second); err != nil {
 			t.Fatalf("replica %s: %v\n%s", r.url, err, r.logs.String())
 		}
 	}
@@ -254,11 +257,13 @@ func TestDeployReplicasMigrateAtOnce(t *testing.T) {
 
 // waitReady polls url's /readyz until it answers 200, the process exits or
 // limit passes.
-func waitReady(base string, cmd *exec.Cmd, limit time.Duration) error {
+func waitReady(base string, exited <-chan struct{}, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
-		if cmd.ProcessState != nil {
+		select {
+		case <-exited:
 			return errors.New("exited")
+		default:
 		}
 		if resp, err := http.Get(base + "/readyz"); err == nil {
 			io.Copy(io.Discard, resp.Body)

@@ -338,17 +338,30 @@ func (p *Process) Stop() {
 // only once cmd.Wait has returned, so everything the process wrote has
 // been copied and may be read.
 func StopCommand(cmd *exec.Cmd, grace time.Duration, stop, kill func()) {
+	StopExited(cmd, Exited(cmd), grace, stop, kill)
+}
+
+// Exited runs cmd.Wait, the one a started cmd may have, and returns a
+// channel closed once it has returned: a test that must notice an early
+// exit while it polls takes it at the start and stops the command with
+// StopExited.
+func Exited(cmd *exec.Cmd) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	return done
+}
+
+// StopExited is StopCommand for a cmd whose Wait runs already (Exited).
+func StopExited(cmd *exec.Cmd, exited <-chan struct{}, grace time.Duration, stop, kill func()) {
 	if kill == nil {
 		kill = func() { _ = cmd.Process.Kill() }
 	}
 	stop()
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-exited:
 	case <-time.After(grace):
 		kill()
-		<-done
+		<-exited
 	}
 }
 
