@@ -85,7 +85,7 @@ func newPurgeScene(t *testing.T, s store.Store) purgeScene {
 	f := newFixture(t, s)
 
 	// Two days ago: a client that obtained a token, one that never did
-	// (with a consent from a consent it never redeemed), a revoked consent.
+	// (holding a consent whose code it never redeemed), a revoked consent.
 	at(-48 * time.Hour)
 	sc.usedClient = try(s.RegisterClient(ctx, "used", []string{"http://127.0.0.1/cb"})).must(t)
 	sc.oldUnused = try(s.RegisterClient(ctx, "old unused", []string{"http://127.0.0.1/cb"})).must(t)
