@@ -60,7 +60,7 @@ type PurgeResult struct {
 	// Ran is false when another replica held the purge lock.
 	Ran bool
 	// Deleted counts deleted rows by table: codes, login_sessions, tokens,
-	// clients, consents.
+	// clients, grants (the consents, under the table's historical name).
 	Deleted map[string]int64
 }
 
@@ -118,7 +118,7 @@ func (s *sqlStore) PurgeOAuth(ctx context.Context, p PurgePolicy) (PurgeResult, 
 			}
 		}
 		if p.RevokedConsentRetention > 0 {
-			if err := del("grants", "purging revoked grants",
+			if err := del("grants", "purging revoked consents",
 				`DELETE FROM oauth_grants
 				  WHERE revoked_at IS NOT NULL AND revoked_at < $1
 				    AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = oauth_grants.id)
