@@ -9,9 +9,9 @@
 // responsibilities, methodology, optional role instructions, soul and
 // skills. Role instructions are the one optional layer: any other that is
 // not configured is left out and reported in catalog.layers_missing, except
-// role responsibilities, without which a profile is not dispatched. Each layer is one document: an account instruction source under
-// docs/agents/, or an instruction-role document source of the caller's own
-// project. Layer metadata (SHA-256, bytes, Unicode code points, est_tokens,
+// role responsibilities, without which a profile is not dispatched. Each
+// layer is one document: an account instruction source under docs/agents/,
+// or an instruction-role document source of the caller's own project. Layer metadata (SHA-256, bytes, Unicode code points, est_tokens,
 // provenance) always describes the raw text, never the assembly headings.
 //
 // The authenticated project is the tenant boundary, as for the document

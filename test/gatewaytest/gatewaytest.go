@@ -98,11 +98,11 @@ func (b *build) get(t testing.TB, argv func(bin string) []string) string {
 
 // touchSources opens every file the binary may be built from (the tree
 // without .git, test/, docs/, testdata and *_test.go files, so the
-// Makefile too) and reads a byte of it. go test records the files a test opens in its cache key, and
-// the go build above runs in another process, which it does not see: so
-// without this, a test whose verdict depends on the binary (a golden
-// contract, a refusal) would pass from the cache after the binary's source
-// changed.
+// Makefile too) and reads a byte of it. go test records the files a test
+// opens in its cache key, and the go build above runs in another process,
+// which it does not see: so without this, a test whose verdict depends on
+// the binary (a golden contract, a refusal) would pass from the cache after
+// the binary's source changed.
 func touchSources(root string) error {
 	return filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
