@@ -93,6 +93,8 @@ func TestHostileCallerSlowloris(t *testing.T) {
 			t.Errorf("a slowloris connection stayed open %v with a 1s read_header_timeout", d)
 		}
 	}
+	// An access line is written after its answer: wait for the honest one's.
+	eventually(t, "the honest request's access line", func() bool { return accessLines(st.gw.Logs()) > before })
 	if n := accessLines(st.gw.Logs()) - before; n != 1 {
 		t.Errorf("%d requests reached the handler chain, want only the honest one", n)
 	}

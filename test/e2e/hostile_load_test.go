@@ -49,9 +49,10 @@ func TestHostileLoadGatewayTokensNotForwarded(t *testing.T) {
 				}
 			})
 		}
-		if !strings.Contains(st.gw.Logs(), `"caller":"refused:`+middleware.CredentialHash(token)+`"`) {
-			t.Errorf("the refusal of %s… is not logged under the token's hash", prefix)
-		}
+		// An access line is written after its answer: wait for it.
+		eventually(t, "the refusal of "+prefix+"… logged under the token's hash", func() bool {
+			return strings.Contains(st.gw.Logs(), `"caller":"refused:`+middleware.CredentialHash(token)+`"`)
+		})
 	}
 	for _, r := range st.emu.Requests() {
 		t.Errorf("a gateway token's call reached Forgejo: %s %s", r.Method, r.Path)
@@ -243,7 +244,8 @@ func TestHostileLoadLogVolume(t *testing.T) {
 	}
 	resp, _ := postRPC(t, st.gw.URL+"/mcp/forgejo/"+strings.Repeat("p", 30000), `{}`, nil)
 	statuses[resp.StatusCode]++
-	time.Sleep(200 * time.Millisecond) // the last access line is written after the answer
+	// The last access line is written after its answer: wait for it.
+	eventually(t, "the long path's access line", func() bool { return strings.Contains(st.gw.Logs(), `"path_bytes":30013`) })
 	grown := len(st.gw.Logs()) - before
 	t.Logf("statuses %v; the log grew %d bytes", statuses, grown)
 	if statuses[429] == 0 {
