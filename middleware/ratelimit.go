@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/go-chi/httprate"
@@ -152,12 +151,6 @@ func (b *Budgets) spend(w http.ResponseWriter, r *http.Request, lim *httprate.Ra
 		// httprate's counter failed (e.g. Redis down): fail closed.
 		w.Header().Set("Retry-After", "1")
 	}
-	e := toolerr.New(toolerr.RateLimited, "the %s budget for this caller is spent; retry later", budget).With("budget", budget)
-	// The header's value in the body too, for clients (MCP SDKs) that
-	// surface the JSON-RPC error but not the HTTP headers.
-	if s, err := strconv.Atoi(w.Header().Get("Retry-After")); err == nil {
-		e = e.With("retry_after_seconds", s)
-	}
-	Refuse(w, r, e)
+	Refuse(w, r, toolerr.New(toolerr.RateLimited, "the %s budget for this caller is spent; retry later", budget).With("budget", budget))
 	return false
 }

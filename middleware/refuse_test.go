@@ -65,3 +65,39 @@ func TestRefuse(t *testing.T) {
 		})
 	}
 }
+
+// TestRefuseRetryAfter: a Retry-After set before the refusal is repeated in
+// the error as retry_after_seconds, in both envelopes; without one, or with
+// one that is not a number of seconds, the error has no such member.
+func TestRefuseRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		name, header string
+		call         Call
+		want         any
+	}{
+		{"plain body", "60", Call{}, float64(60)},
+		{"JSON-RPC envelope", "1", Call{Method: "tools/call", ID: json.RawMessage(`3`)}, float64(1)},
+		{"no header", "", Call{}, nil},
+		{"an HTTP date is not repeated", "Wed, 21 Oct 2026 07:28:00 GMT", Call{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, rec := newReq(http.MethodPost, "/", nil)
+			rec.SetCall(tc.call)
+			w := httptest.NewRecorder()
+			if tc.header != "" {
+				w.Header().Set("Retry-After", tc.header)
+			}
+			Refuse(w, r, toolerr.New(toolerr.RateLimited, "spent"))
+			var data map[string]any
+			if tc.call.ID != nil {
+				_, e := rpcError(t, w.Body.String())
+				data, _ = e["data"].(map[string]any)
+			} else {
+				data = errorBody(t, w.Body.String())
+			}
+			if got, ok := data["retry_after_seconds"]; got != tc.want || ok != (tc.want != nil) {
+				t.Fatalf("retry_after_seconds = %v (present %v), want %v: %s", got, ok, tc.want, w.Body.String())
+			}
+		})
+	}
+}

@@ -60,11 +60,13 @@ func TestRefusedBearers(t *testing.T) {
 		}
 		var body struct {
 			Error struct {
-				Code   string `json:"code"`
-				Budget string `json:"budget"`
+				Code       string `json:"code"`
+				Budget     string `json:"budget"`
+				RetryAfter int    `json:"retry_after_seconds"`
 			} `json:"error"`
 		}
-		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.Error.Code != "rate_limited" || body.Error.Budget != "refused_bearers" {
+		// The body repeats Retry-After, as every budget's 429 does.
+		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.Error.Code != "rate_limited" || body.Error.Budget != "refused_bearers" || body.Error.RetryAfter != 60 {
 			t.Fatalf("429 body %s (%v)", w.Body.String(), err)
 		}
 	}

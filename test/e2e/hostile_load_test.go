@@ -409,7 +409,7 @@ func TestRefusedBearersBeforeLookup(t *testing.T) {
 	for i := 3; i < 5; i++ {
 		resp, out := postRPC(t, gw.URL+"/mcp/documents", body, bearer(i))
 		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" ||
-			!strings.Contains(out, `"budget":"refused_bearers"`) {
+			!strings.Contains(out, `"budget":"refused_bearers"`) || !strings.Contains(out, `"retry_after_seconds":`+resp.Header.Get("Retry-After")) {
 			t.Fatalf("made-up bearer %d past the bound: %d Retry-After %q %.300s", i, resp.StatusCode, resp.Header.Get("Retry-After"), out)
 		}
 	}
