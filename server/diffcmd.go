@@ -37,9 +37,6 @@ const (
 // would put it in shell history and in ps.
 const diffTokenEnv = "AGENT_GATEWAY_TOKEN"
 
-// maxTokenFileBytes bounds what --token-file reads.
-const maxTokenFileBytes = 64 << 10
-
 const diffUsage = `usage: agent-gateway diff [--endpoint URL] [--token-file FILE] [-o FILE] [--manifest]
                           [--max-bytes N] [--timeout D] owner/repo#index
 
@@ -246,17 +243,9 @@ func printable(s string) string {
 func diffToken(file string) (string, error) {
 	raw, from := os.Getenv(diffTokenEnv), "$"+diffTokenEnv
 	if file != "" {
-		f, err := os.Open(file)
+		b, err := readFileBounded(file, maxSecretFileBytes)
 		if err != nil {
 			return "", fmt.Errorf("token file: %w", err)
-		}
-		defer f.Close()
-		b, err := io.ReadAll(io.LimitReader(f, maxTokenFileBytes+1))
-		if err != nil {
-			return "", fmt.Errorf("token file: %w", err)
-		}
-		if len(b) > maxTokenFileBytes {
-			return "", fmt.Errorf("token file %s: over %d bytes", file, maxTokenFileBytes)
 		}
 		raw, from = string(b), "token file "+file
 	}

@@ -32,7 +32,7 @@ func TestDiffToken(t *testing.T) {
 		{name: "nothing", err: "no token"},
 		{name: "an empty file", env: "tok-env", file: file("c", "\n"), err: "no token"},
 		{name: "a missing file", file: filepath.Join(dir, "none"), err: "token file"},
-		{name: "a file over the bound", file: file("d", strings.Repeat("x", maxTokenFileBytes+1)), err: "over"},
+		{name: "a file over the bound", file: file("d", strings.Repeat("x", maxSecretFileBytes+1)), err: "over"},
 		{name: "two words", env: "tok en", err: "whitespace or control"},
 		{name: "a control character", file: file("e", "tok\x00en"), err: "whitespace or control"},
 	} {

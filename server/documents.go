@@ -145,7 +145,7 @@ const cursorSecretName = "cursor.secret"
 // secret_file), or a cursor one issued fails on another.
 func loadCursorSecret(cfg Config) ([]byte, error) {
 	read := func(key, path string) ([]byte, error) {
-		b, err := os.ReadFile(path)
+		b, err := readFileBounded(path, maxSecretFileBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -129,7 +129,7 @@ func (e *ConfigError) Error() string {
 // comma-joined list) values, reporting unknown, repeated and non-scalar
 // keys.
 func readYAML(path string) (map[string]string, []string) {
-	data, err := os.ReadFile(path)
+	data, err := readFileBounded(path, maxConfigFileBytes)
 	if err != nil {
 		return nil, []string{fmt.Sprintf("config file: %v", err)}
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
@@ -99,7 +98,7 @@ func oidcClientSecret(cfg Config) (string, error) {
 	if cfg.OIDCClientSecretFile == "" {
 		return cfg.OIDCClientSecret, nil
 	}
-	b, err := os.ReadFile(cfg.OIDCClientSecretFile)
+	b, err := readFileBounded(cfg.OIDCClientSecretFile, maxSecretFileBytes)
 	if err != nil {
 		return "", &ConfigError{Problems: []string{"oidc.client_secret_file: " + err.Error()}}
 	}

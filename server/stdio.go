@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,7 +47,7 @@ func processCredential(cfg Config) (middleware.Credential, error) {
 	var c middleware.Credential
 	c.Token = cfg.ForgejoToken
 	if cfg.ForgejoTokenFile != "" {
-		b, err := os.ReadFile(cfg.ForgejoTokenFile)
+		b, err := readFileBounded(cfg.ForgejoTokenFile, maxSecretFileBytes)
 		if err != nil {
 			return c, fmt.Errorf("forgejo.token_file: %w", err)
 		}
@@ -56,7 +55,7 @@ func processCredential(cfg Config) (middleware.Credential, error) {
 	}
 	c.Username, c.Password = cfg.ForgejoUsername, cfg.ForgejoPassword
 	if cfg.ForgejoPassFile != "" {
-		b, err := os.ReadFile(cfg.ForgejoPassFile)
+		b, err := readFileBounded(cfg.ForgejoPassFile, maxSecretFileBytes)
 		if err != nil {
 			return c, fmt.Errorf("forgejo.password_file: %w", err)
 		}
