@@ -111,8 +111,8 @@ var outcomes = []outcome{
 	{OriginForbidden, http.StatusForbidden, -32003, "a browser `Origin` that is not allowed"},
 	{UnknownEndpoint, http.StatusNotFound, -32004, "a request to `/mcp` or another path under it that is no MCP endpoint; `endpoints` lists the two this gateway serves (`/mcp/forgejo`, `/mcp/documents`)"},
 	{BodyTooLarge, http.StatusRequestEntityTooLarge, -32013, "a request body over 1 MiB, or over the client IP's body budget"},
-	{RateLimited, http.StatusTooManyRequests, -32029, "a caller's or client IP's budget is spent (`budget` or `bound` names it); `Retry-After` says when to retry"},
-	{Overloaded, http.StatusServiceUnavailable, -32053, "a gateway-wide bound is reached (`bound` names it); `Retry-After: 1`"},
+	{RateLimited, http.StatusTooManyRequests, -32029, "a caller's or client IP's budget is spent (`budget` or `bound` names it); `Retry-After` says when to retry, and the error repeats it as `retry_after_seconds`"},
+	{Overloaded, http.StatusServiceUnavailable, -32053, "a gateway-wide bound is reached (`bound` names it); `Retry-After: 1`, repeated as `retry_after_seconds`"},
 	{Internal, http.StatusInternalServerError, -32603, "an unexpected failure inside the gateway (a store error, a result it could not encode, a recovered panic); the message is generic and the cause only logged"},
 	{UpstreamUnconfigured, 0, 0, "the gateway has no `forgejo.origin`"},
 
