@@ -69,14 +69,10 @@ type BudgetOptions struct {
 // the client IP otherwise — never a session, so a caller cannot reset a
 // budget by reconnecting.
 func NewBudgets(p Policies, o BudgetOptions) *Budgets {
+	// A counter error (Redis unreachable) makes OnLimit report "limited":
+	// spend answers 429, failing closed.
 	limiter := func(budget string, n int, window time.Duration) *httprate.RateLimiter {
-		// A counter error (Redis unreachable) makes OnLimit report "limited";
-		// the no-op handler leaves the answer to us, and we fail closed.
-		opts := []httprate.Option{httprate.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {})}
-		if o.NewCounter != nil {
-			opts = append(opts, httprate.WithLimitCounter(o.NewCounter(budget)))
-		}
-		return httprate.NewRateLimiter(n, window, opts...)
+		return NewLimiter(budget, n, window, o.NewCounter, nil)
 	}
 	ceiling := o.IPCeilingPerWindow
 	if ceiling <= 0 {

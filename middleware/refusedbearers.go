@@ -33,14 +33,8 @@ func NewRefusedBearers(o BudgetOptions) *RefusedBearers {
 	if o.RefusedBearersPerWindow <= 0 {
 		return nil
 	}
-	// A counter error makes OnLimit report "limited"; the no-op handler
-	// leaves the answer to us.
-	opts := []httprate.Option{httprate.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {})}
-	if o.NewCounter != nil {
-		opts = append(opts, httprate.WithLimitCounter(o.NewCounter(BudgetRefusedBearers)))
-	}
 	return &RefusedBearers{
-		lim:   httprate.NewRateLimiter(o.RefusedBearersPerWindow, o.Window, opts...),
+		lim:   NewLimiter(BudgetRefusedBearers, o.RefusedBearersPerWindow, o.Window, o.NewCounter, nil),
 		limit: o.RefusedBearersPerWindow, window: o.Window, rejected: o.Rejected,
 	}
 }

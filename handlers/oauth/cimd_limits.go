@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/httprate"
 
@@ -54,7 +55,7 @@ type fetchRates struct {
 // counter that fails (Redis unreachable) refuses: fail closed.
 func newFetchRates(perAddress, total int, newCounter func(limit string) httprate.LimitCounter, log *slog.Logger) *fetchRates {
 	limiter := func(name string, perMinute int) *httprate.RateLimiter {
-		return perMinuteLimiter(name, perMinute, newCounter, func(err error) {
+		return middleware.NewLimiter(name, perMinute, time.Minute, newCounter, func(err error) {
 			log.Warn("client metadata fetch rate counter failed; refusing", "limit", name, "error", err.Error())
 		})
 	}

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-chi/httprate"
-
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
@@ -71,7 +69,7 @@ func (s *Server) refused(endpoint limitEndpoint, reason refusalReason) {
 // refuse, after setting Retry-After. A counter that fails (Redis
 // unreachable) refuses too: fail closed.
 func (s *Server) perAddress(endpoint limitEndpoint, perMinute int, refuse http.HandlerFunc) func(http.Handler) http.Handler {
-	lim := perMinuteLimiter(string(endpoint), perMinute, s.cfg.NewCounter, func(err error) {
+	lim := middleware.NewLimiter(string(endpoint), perMinute, time.Minute, s.cfg.NewCounter, func(err error) {
 		s.cfg.Log.Warn("OAuth rate limit counter failed; refusing", "endpoint", string(endpoint), "error", err.Error())
 	})
 	return func(next http.Handler) http.Handler {
@@ -89,16 +87,4 @@ func (s *Server) perAddress(endpoint limitEndpoint, perMinute int, refuse http.H
 			next.ServeHTTP(w, r)
 		})
 	}
-}
-
-// perMinuteLimiter is a limit of perMinute a minute, counted in
-// newCounter(name) when newCounter is set (shared between replicas), in
-// memory otherwise. A counter that fails (Redis unreachable) makes OnLimit
-// report "limited", after counterFailed is told why: fail closed.
-func perMinuteLimiter(name string, perMinute int, newCounter func(limit string) httprate.LimitCounter, counterFailed func(error)) *httprate.RateLimiter {
-	opts := []httprate.Option{httprate.WithErrorHandler(func(_ http.ResponseWriter, _ *http.Request, err error) { counterFailed(err) })}
-	if newCounter != nil {
-		opts = append(opts, httprate.WithLimitCounter(newCounter(name)))
-	}
-	return httprate.NewRateLimiter(perMinute, time.Minute, opts...)
 }
