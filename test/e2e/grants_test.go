@@ -192,56 +192,7 @@ func TestGrantListPagination(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := st.gw.Connect(t, "/mcp/forgejo", st.demo.BotToken)
-
-	walk := func(t *testing.T, args map[string]any) (pages int, got []int64) {
-		t.Helper()
-		st.emu.ResetRequests()
-		next := any(nil)
-		for {
-			a := maps.Clone(args)
-			if next != nil {
-				a["page"] = next
-			}
-			out, isErr := callTool(t, s, "list_agent_work_grants", a)
-			if isErr {
-				t.Fatalf("list: %v", out)
-			}
-			pages++
-			if out["snapshot"] != false || out["page"] != float64(pages) {
-				t.Fatalf("page %d: %v", pages, out)
-			}
-			for _, g := range out["grants"].([]any) {
-				gm := obj(t, g)
-				if obj(t, gm, "agent")["login"] != st.demo.Bot {
-					t.Fatalf("someone else's grant: %v", gm)
-				}
-				got = append(got, int64(gm["id"].(float64)))
-			}
-			if out["has_more"] == false {
-				if out["next_page"] != nil {
-					t.Fatalf("last page has next_page: %v", out)
-				}
-				break
-			}
-			if next = out["next_page"]; next != float64(pages+1) {
-				t.Fatalf("next_page = %v after page %d", next, pages)
-			}
-			if pages > 40 {
-				t.Fatal("the listing does not end")
-			}
-		}
-		reqs := st.emu.Requests()
-		if len(reqs) != pages {
-			t.Fatalf("%d requests for %d pages", len(reqs), pages)
-		}
-		for i, r := range reqs {
-			if r.Method != "GET" || r.Path != "/api/v1/agent-work-grants" || r.Query.Get("limit") != "30" ||
-				r.Query.Get("page") != fmt.Sprint(i+1) || r.Header.Get("Authorization") != "Bearer "+st.demo.BotToken {
-				t.Fatalf("request %d: %s %s?%s auth=%v", i, r.Method, r.Path, r.RawQuery, r.Header.Get("Authorization") != "")
-			}
-		}
-		return pages, got
-	}
+	walk := func(t *testing.T, args map[string]any) (int, []int64) { return walkGrants(t, st, s, args) }
 
 	t.Run("width 30", func(t *testing.T) {
 		pages, got := walk(t, map[string]any{})
@@ -291,12 +242,107 @@ func TestGrantListPagination(t *testing.T) {
 		if pages, got := walk(t, map[string]any{}); pages != 4 || !slices.Equal(got, ids) {
 			t.Fatalf("with Link: %d pages, grants %v, want 4 pages of %v", pages, got, ids)
 		}
-		st.emu.SetFault("/api/v1/agent-work-grants", forgejoemu.Fault{Kind: forgejoemu.FaultHeaders, Header: http.Header{"Link": nil}})
-		defer st.emu.ClearFaults()
+		st.emu.SetLinkMode(forgejoemu.LinkNone)
+		defer st.emu.SetLinkMode(forgejoemu.LinkForgejo)
 		if pages, got := walk(t, map[string]any{}); pages != 5 || !slices.Equal(got, ids) {
 			t.Fatalf("without Link: %d pages, grants %v, want 5 pages (the last empty) of %v", pages, got, ids)
 		}
 	})
+}
+
+// TestGrantListClampedLinesUp: Core clamps the width and the total lines
+// up with the 30 asked for on an inner page: 40 grants at width 10 and 50
+// at width 20, where (page−1)·30 + items = total on page 2. The listing
+// reads every grant exactly once whether Core sends Forgejo's
+// Link, Link only while more, or none; without a Link on the last page a
+// short one is followed by one empty page, and it never stops early
+// (docs/tools.md#continuation).
+func TestGrantListClampedLinesUp(t *testing.T) {
+	st := startForgejoStack(t, nil)
+	s := st.gw.Connect(t, "/mcp/forgejo", st.demo.BotToken)
+	var ids []int64
+	grow := func(t *testing.T, n int) {
+		for len(ids) < n {
+			ids = append(ids, prepare(t, st, st.demo.PublicRepo, fmt.Sprint("pending task ", len(ids))).ID)
+		}
+	}
+	for _, tc := range []struct {
+		width, total int
+		link         forgejoemu.LinkMode
+		pages        int
+	}{
+		{10, 40, forgejoemu.LinkNone, 4},
+		{10, 40, forgejoemu.LinkOnlyWhileMore, 4},
+		{10, 40, forgejoemu.LinkForgejo, 4},
+		{20, 50, forgejoemu.LinkNone, 4},
+		{20, 50, forgejoemu.LinkOnlyWhileMore, 4},
+		{20, 50, forgejoemu.LinkForgejo, 3},
+	} {
+		t.Run(fmt.Sprintf("%d at width %d, %v", tc.total, tc.width, tc.link), func(t *testing.T) {
+			grow(t, tc.total)
+			st.emu.SetGrantPageClamp(tc.width)
+			defer st.emu.SetGrantPageClamp(0)
+			st.emu.SetLinkMode(tc.link)
+			defer st.emu.SetLinkMode(forgejoemu.LinkForgejo)
+			if pages, got := walkGrants(t, st, s, map[string]any{}); pages != tc.pages || !slices.Equal(got, ids) {
+				t.Fatalf("%d pages, grants %v, want %d pages of each of %v once", pages, got, tc.pages, ids)
+			}
+		})
+	}
+}
+
+// walkGrants lists the bot's grants from page 1, following next_page until
+// has_more is false (at most 40 pages), and returns the pages read and the
+// grant IDs in order. Every page must be one fresh authenticated request for
+// page=N with limit=30, never a Link address, and next_page exactly N+1.
+func walkGrants(t *testing.T, st *forgejoStack, s *mcp.ClientSession, args map[string]any) (pages int, got []int64) {
+	t.Helper()
+	st.emu.ResetRequests()
+	next := any(nil)
+	for {
+		a := maps.Clone(args)
+		if next != nil {
+			a["page"] = next
+		}
+		out, isErr := callTool(t, s, "list_agent_work_grants", a)
+		if isErr {
+			t.Fatalf("list: %v", out)
+		}
+		pages++
+		if out["snapshot"] != false || out["page"] != float64(pages) {
+			t.Fatalf("page %d: %v", pages, out)
+		}
+		for _, g := range out["grants"].([]any) {
+			gm := obj(t, g)
+			if obj(t, gm, "agent")["login"] != st.demo.Bot {
+				t.Fatalf("someone else's grant: %v", gm)
+			}
+			got = append(got, int64(gm["id"].(float64)))
+		}
+		if out["has_more"] == false {
+			if out["next_page"] != nil {
+				t.Fatalf("last page has next_page: %v", out)
+			}
+			break
+		}
+		if next = out["next_page"]; next != float64(pages+1) {
+			t.Fatalf("next_page = %v after page %d", next, pages)
+		}
+		if pages > 40 {
+			t.Fatal("the listing does not end")
+		}
+	}
+	reqs := st.emu.Requests()
+	if len(reqs) != pages {
+		t.Fatalf("%d requests for %d pages", len(reqs), pages)
+	}
+	for i, r := range reqs {
+		if r.Method != "GET" || r.Path != "/api/v1/agent-work-grants" || r.Query.Get("limit") != "30" ||
+			r.Query.Get("page") != fmt.Sprint(i+1) || r.Header.Get("Authorization") != "Bearer "+st.demo.BotToken {
+			t.Fatalf("request %d: %s %s?%s auth=%v", i, r.Method, r.Path, r.RawQuery, r.Header.Get("Authorization") != "")
+		}
+	}
+	return pages, got
 }
 
 // TestGrantSubmitReadback: confirm, human approval, submission of a whole

@@ -9,11 +9,13 @@ import (
 )
 
 // TestSearchLastPage: an anonymous search_repositories for a term with 61
-// hits, at the gateway's width of 30, ends on page 3 — one item, has_more
-// false, next_page null — whether the forge's last page carries a Link
-// naming first and prev (Forgejo, Gitea) or no Link at all (a forge that
-// sends Link only while more pages exist); three upstream requests read
-// all 61 once.
+// hits, at the gateway's width of 30, reads all 61 once and never stops
+// early (docs/tools.md#continuation). With Forgejo's Link (first and prev
+// on the last page, no next) it ends on page 3 — one item, has_more false,
+// next_page null — in three upstream requests. Without a Link on the last
+// page (a forge that sends Link only while more pages exist, or none at
+// all) X-Total-Count is only a lower bound: page 3 has more, and the empty
+// page 4 ends the listing, in four requests.
 func TestSearchLastPage(t *testing.T) {
 	st := startForgejoStack(t, nil)
 	var want []string
@@ -26,12 +28,17 @@ func TestSearchLastPage(t *testing.T) {
 	}
 	s := st.gw.Connect(t, "/mcp/forgejo", "")
 	for _, mode := range []struct {
-		name          string
-		onlyWhileMore bool
-	}{{"Forgejo's Link", false}, {"Link only while more", true}} {
+		name  string
+		link  forgejoemu.LinkMode
+		pages int
+	}{
+		{"Forgejo's Link", forgejoemu.LinkForgejo, 3},
+		{"Link only while more", forgejoemu.LinkOnlyWhileMore, 4},
+		{"no Link", forgejoemu.LinkNone, 4},
+	} {
 		t.Run(mode.name, func(t *testing.T) {
-			st.emu.SetLinkOnlyWhileMore(mode.onlyWhileMore)
-			defer st.emu.SetLinkOnlyWhileMore(false)
+			st.emu.SetLinkMode(mode.link)
+			defer st.emu.SetLinkMode(forgejoemu.LinkForgejo)
 			st.emu.ResetRequests()
 			var got []string
 			args := map[string]any{"q": "lastpage"}
@@ -44,13 +51,13 @@ func TestSearchLastPage(t *testing.T) {
 				for _, it := range items {
 					got = append(got, it.(map[string]any)["full_name"].(string))
 				}
-				last := page == 3
+				last := page == mode.pages
 				wantNext := any(float64(page + 1))
 				if last {
 					wantNext = nil
 				}
 				if out["page"] != float64(page) || out["total"] != float64(61) || out["has_more"] != !last || out["next_page"] != wantNext {
-					t.Fatalf("page %d of 3 (%d items): page %v total %v has_more %v next_page %v", page, len(items), out["page"], out["total"], out["has_more"], out["next_page"])
+					t.Fatalf("page %d of %d (%d items): page %v total %v has_more %v next_page %v", page, mode.pages, len(items), out["page"], out["total"], out["has_more"], out["next_page"])
 				}
 				if last {
 					break
@@ -61,8 +68,8 @@ func TestSearchLastPage(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("%d repositories read, want the 61 once each: %v", len(got), got)
 			}
-			if n := len(st.emu.Requests()); n != 3 {
-				t.Fatalf("%d upstream requests for 3 pages", n)
+			if n := len(st.emu.Requests()); n != mode.pages {
+				t.Fatalf("%d upstream requests for %d pages", n, mode.pages)
 			}
 		})
 	}

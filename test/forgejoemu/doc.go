@@ -18,8 +18,9 @@
 // body, a slow start or slow body, a reset connection, a chunked body, altered
 // headers or an error status, and every request is recorded (Requests) so tests
 // can assert what a client sent, e.g. that no Authorization header left it.
-// SetLinkOnlyWhileMore makes the list routes send Link only on a page with a
-// next one, as forges other than Forgejo and Gitea do.
+// SetLinkMode makes the list routes send Link only on a page with a next one
+// (LinkOnlyWhileMore), as forges other than Forgejo and Gitea do, or never
+// (LinkNone), as behind a proxy that drops it.
 //
 // Layout, for whoever extends it: emulator.go (server life cycle), state.go
 // (the shared state behind one mutex), routes.go (the one route table),
@@ -88,7 +89,8 @@
 // RemoveCollaborator (lost access). SetGrantFault switches faults that act
 // after a route committed (drop the connection, unexpected status,
 // malformed or mutated body, stall); GrantPosts counts the POSTs that
-// arrived; SetGrantPageClamp narrows the list's page width.
+// arrived; SetGrantPageClamp narrows the list's page width (with
+// SetLinkMode(LinkNone), a Core that clamps and sends no Link).
 //
 // SetStock makes the emulator a stock forge without Core's extensions, as a
 // real Gitea 1.27.3 answered: the evidence URL gives the plain diff as

@@ -101,7 +101,8 @@ func (e *Emulator) takeGrantFault(op GrantOp) (GrantFault, bool) {
 // SetGrantPageClamp makes the grant list answer at most n grants per page
 // whatever limit the client asks for, as a Core with a smaller
 // MAX_RESPONSE_ITEMS would; 0 restores Forgejo's clamp of 50. Link and
-// X-Total-Count follow the clamped width, as Forgejo's do.
+// X-Total-Count follow the clamped width, as Forgejo's do; SetLinkMode
+// (LinkNone) makes it a Core that clamps and sends no Link.
 func (e *Emulator) SetGrantPageClamp(n int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -122,26 +122,55 @@ func linkHeader(origin string, reqURL *url.URL, total, pageSize, rawPage int) st
 	return strings.Join(links, ",")
 }
 
-// SetLinkOnlyWhileMore makes every list route send its Link header only on
-// a page that has a next one, and none on the last page, as forges (and
-// proxies) other than Forgejo and Gitea do; X-Total-Count is unchanged.
-// false restores Forgejo's Link, which names first and prev on the last
-// page too.
-func (e *Emulator) SetLinkOnlyWhileMore(on bool) {
+// LinkMode selects which Link header the list routes send.
+type LinkMode int
+
+// The Link modes.
+const (
+	// LinkForgejo is Forgejo's and Gitea's: next and last while another
+	// page exists, first and prev on every later page (the last and any
+	// past the end too), and no Link when everything fits on one page.
+	LinkForgejo LinkMode = iota
+	// LinkOnlyWhileMore sends Link only on a page that has a next one, as
+	// forges (and proxies) other than Forgejo and Gitea do.
+	LinkOnlyWhileMore
+	// LinkNone never sends Link, as a Core behind a proxy that drops it.
+	LinkNone
+)
+
+func (m LinkMode) String() string {
+	switch m {
+	case LinkForgejo:
+		return "Forgejo's Link"
+	case LinkOnlyWhileMore:
+		return "Link only while more"
+	case LinkNone:
+		return "no Link"
+	}
+	return "LinkMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// SetLinkMode sets the Link header of every list route; X-Total-Count is
+// sent whatever the mode. LinkForgejo is the default.
+func (e *Emulator) SetLinkMode(m LinkMode) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.st.linkOnlyWhileMore = on
+	e.st.linkMode = m
 }
 
 // setPaginationHeaders does what Forgejo's list routes do before answering:
-// SetLinkHeader(total, pageSize) then SetTotalCountHeader(total).
+// SetLinkHeader(total, pageSize) then SetTotalCountHeader(total), with the
+// Link the LinkMode says.
 func (e *Emulator) setPaginationHeaders(w http.ResponseWriter, r *http.Request, total int, o listOptions) {
 	h := w.Header()
 	e.mu.Lock()
-	onlyWhileMore := e.st.linkOnlyWhileMore
+	mode := e.st.linkMode
 	e.mu.Unlock()
 	link := linkHeader(e.origin, r.URL, total, o.pageSize, o.rawPage)
-	if onlyWhileMore && !newPaginator(total, o.pageSize, o.rawPage).hasNext() {
+	switch {
+	case mode == LinkNone:
+		link = ""
+	case mode == LinkOnlyWhileMore && !newPaginator(total, o.pageSize, o.rawPage).hasNext():
 		link = ""
 	}
 	if link != "" {

@@ -210,10 +210,10 @@ func linkRels(h string) []string {
 	return rels
 }
 
-// TestLinkOnlyWhileMore: with the switch on, every list route sends Link
-// only on a page with a next one, X-Total-Count always; off, Forgejo's
-// Link again.
-func TestLinkOnlyWhileMore(t *testing.T) {
+// TestLinkModes: every list route sends Forgejo's Link by default, with
+// LinkOnlyWhileMore only on a page with a next one, with LinkNone never;
+// X-Total-Count always.
+func TestLinkModes(t *testing.T) {
 	t.Parallel()
 	e := startEmu(t)
 	for i := range 61 {
@@ -221,30 +221,34 @@ func TestLinkOnlyWhileMore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.SetLinkOnlyWhileMore(true)
 	for _, tt := range []struct {
+		mode     LinkMode
 		page     int
 		n        int
 		wantRels []string
 	}{
-		{1, 30, []string{"next", "last"}},
-		{2, 30, []string{"next", "last", "first", "prev"}},
-		{3, 1, nil},
-		{4, 0, nil},
+		{LinkOnlyWhileMore, 1, 30, []string{"next", "last"}},
+		{LinkOnlyWhileMore, 2, 30, []string{"next", "last", "first", "prev"}},
+		{LinkOnlyWhileMore, 3, 1, nil},
+		{LinkOnlyWhileMore, 4, 0, nil},
+		{LinkNone, 1, 30, nil},
+		{LinkNone, 2, 30, nil},
+		{LinkNone, 3, 1, nil},
+		{LinkNone, 4, 0, nil},
+		{LinkForgejo, 1, 30, []string{"next", "last"}},
+		{LinkForgejo, 3, 1, []string{"first", "prev"}},
+		{LinkForgejo, 4, 0, []string{"first", "prev"}},
 	} {
+		e.SetLinkMode(tt.mode)
 		a := get(t, e, fmt.Sprintf("/api/v1/repos/search?q=r&limit=30&page=%d", tt.page), "")
 		data := decode[struct {
 			Data []json.RawMessage `json:"data"`
 		}](t, a).Data
 		if rels := linkRels(a.header.Get("Link")); len(data) != tt.n || fmt.Sprint(rels) != fmt.Sprint(tt.wantRels) || a.header.Get("X-Total-Count") != "61" {
-			t.Errorf("page %d: %d items, Link rels %v, total %q; want %d, %v, 61", tt.page, len(data), rels, a.header.Get("X-Total-Count"), tt.n, tt.wantRels)
+			t.Errorf("%v, page %d: %d items, Link rels %v, total %q; want %d, %v, 61", tt.mode, tt.page, len(data), rels, a.header.Get("X-Total-Count"), tt.n, tt.wantRels)
 		}
 		if _, ok := a.header["Link"]; ok != (tt.wantRels != nil) {
-			t.Errorf("page %d: Link header present = %v", tt.page, ok)
+			t.Errorf("%v, page %d: Link header present = %v", tt.mode, tt.page, ok)
 		}
-	}
-	e.SetLinkOnlyWhileMore(false)
-	if rels := linkRels(get(t, e, "/api/v1/repos/search?q=r&limit=30&page=3", "").header.Get("Link")); fmt.Sprint(rels) != "[first prev]" {
-		t.Errorf("switched off, the last page's Link rels are %v", rels)
 	}
 }

@@ -159,8 +159,7 @@ type state struct {
 	grants     *grantState         // agent work grants (grants.go); nil until first use
 	diff       diffState           // evidence faults and synthetic diffs, own lock (diff.go)
 	stock      bool                // answer like a forge without Core's extensions (stock.go)
-	// linkOnlyWhileMore: list routes send Link only when a next page exists (pagination.go)
-	linkOnlyWhileMore bool
+	linkMode   LinkMode            // which Link the list routes send (pagination.go)
 }
 
 func newState() state {

@@ -8,29 +8,20 @@ import (
 	"strings"
 )
 
-// newListing derives the continuation of a native list answer. Forgejo may clamp
-// the width we asked for, so the Link header decides when it holds at least
-// one well-formed link: rel="next" means more, its absence means none.
-// Otherwise (no Link header, or one that cannot be parsed) X-Total-Count
-// decides, measured by seenThrough against what the page actually held
-// (docs/architecture.md#agent-work-grant-contract: has_more is "right even
-// when Core clamps the width"). Link URLs are parsed for their rel only and
-// never followed. The page is the caller's (any positive int64): the last
-// representable page has no next one, whatever Core says, and the arithmetic
-// never wraps around.
+// newListing derives the continuation of a native list answer, by the one
+// rule every paginated tool follows (docs/tools.md#continuation): Link,
+// when it holds at least one well-formed link, decides; otherwise
+// X-Total-Count is a lower bound on what is left (continues). Link URLs are
+// parsed for their rel only and never followed. The page is the caller's
+// (any positive int64): the last representable page has no next one,
+// whatever the forge says, and the arithmetic never wraps around.
 func newListing[T any](items []T, page int64, h http.Header) *Listing[T] {
 	p := &Listing[T]{Items: items, Page: page}
 	if total, ok := totalCount(h); ok {
 		p.Total = &total
 	}
-	if rels, ok := linkRels(h); ok {
-		p.HasMore = rels["next"]
-	} else if p.Total != nil {
-		p.HasMore = len(items) > 0 && seenThrough(page, len(items), *p.Total) < *p.Total
-	}
-	if page == math.MaxInt64 {
-		p.HasMore = false
-	}
+	rels, linked := linkRels(h)
+	p.HasMore = page < math.MaxInt64 && continues(page, len(items), p.Total, linked, rels["next"])
 	if p.HasMore {
 		next := page + 1
 		p.NextPage = &next
@@ -38,34 +29,35 @@ func newListing[T any](items []T, page int64, h http.Header) *Listing[T] {
 	return p
 }
 
-// seenThrough is the fewest items the pages up to and including page hold,
-// when this page held n of total and no Link said whether more follow.
+// continues says whether a page after page may hold items, when page held
+// n items of total (nil: no usable X-Total-Count) and linked says whether a
+// well-formed Link came, next whether one of its links is rel="next".
 //
-// A page that holds exactly what remains of total at PageWidth, the width
-// every list asks for (listQuery) — (page−1)·PageWidth + n = total — is
-// the last page: total. That is what any forge that honours the width
-// answers last, Link or not (page 3 of 61 holds 1), and a forge that sends
-// Link only while more pages exist sends none there.
+// A Link is authoritative: Forgejo and Gitea send next (and last) while
+// another page exists, first and prev on every later page, and no Link
+// only when everything fits on one page; a forge may also send Link only
+// while more pages exist. Either way next present means more, absent none,
+// at whatever width the forge answered.
 //
-// Otherwise the width is unknown — Core may have clamped it — but every
-// page is at least as wide as the n items it returned, so page·n: when it
-// is under the total there may be more, and a caller that asks for a page
-// past the end gets an empty one with has_more false, one request later.
-// (Page 1 is exact: it held n of the total.) A page of Core clamped to a
-// width w that happens to equal that remainder reads as the last; Forgejo
-// and Gitea send a Link whenever another page exists, which then decides.
-// Products over int64 saturate: no total can be that large.
-func seenThrough(page int64, n int, total int64) int64 {
-	if page < 1 || n < 1 {
-		return 0
+// Without Link the width is unknown: the forge may have clamped the 30 the
+// gateway asks for (PageWidth), and a clamped page can look exactly like a
+// short last page at 30 (page 2 of 40 at width 10 holds what remains of 40
+// at 30). Every page up to this one was at least as wide as the n items it
+// returned, so at least page·n items have been seen, and while page·n <
+// total more may follow. That never stops a listing early; a short last
+// page is followed by one empty page, and an empty page (as a page past
+// the end answers) ends the listing.
+func continues(page int64, n int, total *int64, linked, next bool) bool {
+	if linked {
+		return next
 	}
-	if page-1 <= (math.MaxInt64-int64(n))/PageWidth && (page-1)*PageWidth+int64(n) == total {
-		return total
+	if total == nil || page < 1 || n < 1 {
+		return false
 	}
 	if page > math.MaxInt64/int64(n) {
-		return math.MaxInt64
+		return false // page·n overflows int64, so it exceeds any total
 	}
-	return page * int64(n)
+	return page*int64(n) < *total
 }
 
 func totalCount(h http.Header) (int64, bool) {
