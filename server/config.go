@@ -75,6 +75,9 @@ type Config struct {
 	TLSCertFile             string
 	TLSKeyFile              string
 	TrustedProxies          []netip.Prefix
+	// TrustAllForwarded lifts the plausibility check of TrustedProxies
+	// (proxies.go); the gateway warns at every start.
+	TrustAllForwarded bool
 	AllowedOrigins          []string
 	publicURLExplicit       bool
 

@@ -256,6 +256,7 @@ var settings = []setting{
 		},
 		show: func(c *Config) string { return joinShown(c.TrustedProxies, netip.Prefix.String) },
 	}},
+	{key: "trust_all_forwarded", def: "false", help: "believe X-Forwarded-For from trusted_proxies however wide they are together (past a /8 or a /32 the gateway refuses to start without it, and warns at every start with it)", field: boolField(func(c *Config) *bool { return &c.TrustAllForwarded })},
 	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints, each http(s)://host[:port]", field: field{
 		set: func(c *Config, v string) error {
 			var origins, bad []string
@@ -323,17 +324,7 @@ var settings = []setting{
 		},
 		show: func(c *Config) string { return strings.Join(c.OAuthClientMetadataHosts, ",") },
 	}},
-	{key: "oauth.client_metadata_allow_loopback", def: "false", help: "let client metadata documents live on loopback addresses (tests and local development only)", field: field{
-		set: func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("want true or false")
-			}
-			c.OAuthClientMetadataAllowLoopback = b
-			return nil
-		},
-		show: func(c *Config) string { return strconv.FormatBool(c.OAuthClientMetadataAllowLoopback) },
-	}},
+	{key: "oauth.client_metadata_allow_loopback", def: "false", help: "let client metadata documents live on loopback addresses (tests and local development only)", field: boolField(func(c *Config) *bool { return &c.OAuthClientMetadataAllowLoopback })},
 	{key: "oauth.client_metadata_ports", help: "comma-separated ports besides 443 that client_id URLs of client metadata documents may name (any other is refused before its host is resolved); empty: 443 only", field: field{
 		set: func(c *Config, v string) error {
 			var ports []int
