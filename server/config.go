@@ -78,8 +78,8 @@ type Config struct {
 	// TrustAllForwarded lifts the plausibility check of TrustedProxies
 	// (proxies.go); the gateway warns at every start.
 	TrustAllForwarded bool
-	AllowedOrigins          []string
-	publicURLExplicit       bool
+	AllowedOrigins    []string
+	publicURLExplicit bool
 
 	// OIDC is the identity provider of the gateway's OAuth authorization
 	// server; without OIDCIssuer the OAuth endpoints answer unconfigured.
