@@ -232,7 +232,7 @@ var settings = []setting{
 	{key: "cursor.ttl", def: "15m", help: "how long a document cursor stays valid", field: durationField(func(c *Config) *time.Duration { return &c.CursorTTL })},
 	{key: "tls.cert_file", help: "TLS certificate (PEM); with tls.key_file the gateway serves HTTPS itself", field: textField(func(c *Config) *string { return &c.TLSCertFile })},
 	{key: "tls.key_file", help: "TLS private key (PEM)", field: textField(func(c *Config) *string { return &c.TLSKeyFile })},
-	{key: "trusted_proxies", help: "comma-separated IPs/CIDRs whose X-Forwarded-For/-Proto are believed", field: field{
+	{key: "trusted_proxies", help: "comma-separated IPs/CIDRs whose X-Forwarded-For is believed", field: field{
 		set: func(c *Config, v string) error {
 			var proxies []netip.Prefix
 			for _, part := range splitList(v) {
