@@ -93,12 +93,15 @@ type Config struct {
 	// server hold (docs/architecture.md#load-bounds): per-address limits on
 	// the two endpoints that store rows, and how long rows live before the
 	// purge removes them.
-	OAuthAuthorizePerMinute      int
-	OAuthRegisterPerMinute       int
-	OAuthLoginTTL                time.Duration
-	OAuthUnusedClientTTL         time.Duration
-	OAuthRevokedConsentRetention time.Duration
-	OAuthPurgeInterval           time.Duration
+	OAuthAuthorizePerMinute int
+	OAuthRegisterPerMinute  int
+	// The gateway-wide rates and the row caps of the same endpoints.
+	OAuthAuthorizeTotalPerMinute, OAuthRegisterTotalPerMinute int
+	OAuthMaxUnusedClients, OAuthMaxLoginSessions              int
+	OAuthLoginTTL                                             time.Duration
+	OAuthUnusedClientTTL                                      time.Duration
+	OAuthRevokedConsentRetention                              time.Duration
+	OAuthPurgeInterval                                        time.Duration
 	// WorkflowRetention is how long a dispatched workflow is kept (and
 	// replayable with workflow_get) before the purge, which runs every
 	// WorkflowPurgeInterval, deletes it.

@@ -40,15 +40,19 @@ func (g *Gateway) wireOAuth() error {
 	}
 	g.oauthMetrics = newOAuthMetrics(g.registry, g.storeRegistry)
 	cfg := oauth.Config{
-		Issuer:                  g.cfg.PublicURL,
-		Resource:                g.cfg.PublicURL + "/mcp/documents",
-		Scopes:                  toolsetScopes(g.documentsC),
-		Store:                   g.store,
-		IdentityProvider:        idp,
-		Log:                     g.log,
-		LoginTTL:                g.cfg.OAuthLoginTTL,
-		AuthorizationsPerMinute: g.cfg.OAuthAuthorizePerMinute,
-		RegistrationsPerMinute:  g.cfg.OAuthRegisterPerMinute,
+		Issuer:                       g.cfg.PublicURL,
+		Resource:                     g.cfg.PublicURL + "/mcp/documents",
+		Scopes:                       toolsetScopes(g.documentsC),
+		Store:                        g.store,
+		IdentityProvider:             idp,
+		Log:                          g.log,
+		LoginTTL:                     g.cfg.OAuthLoginTTL,
+		AuthorizationsPerMinute:      g.cfg.OAuthAuthorizePerMinute,
+		RegistrationsPerMinute:       g.cfg.OAuthRegisterPerMinute,
+		TotalAuthorizationsPerMinute: g.cfg.OAuthAuthorizeTotalPerMinute,
+		TotalRegistrationsPerMinute:  g.cfg.OAuthRegisterTotalPerMinute,
+		MaxUnusedClients:             g.cfg.OAuthMaxUnusedClients,
+		MaxLoginSessions:             g.cfg.OAuthMaxLoginSessions,
 		ClientMetadata: oauth.ClientMetadataConfig{
 			Hosts:                 g.cfg.OAuthClientMetadataHosts,
 			AllowLoopback:         g.cfg.OAuthClientMetadataAllowLoopback,
