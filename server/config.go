@@ -129,6 +129,9 @@ type Config struct {
 	// request an anonymous caller can start.
 	OAuthClientMetadataFetchesPerMinute      int
 	OAuthClientMetadataTotalFetchesPerMinute int
+	// OAuthClientMetadataHostFetchesPerMinute bounds the new documents
+	// fetched from one host.
+	OAuthClientMetadataHostFetchesPerMinute int
 	// OAuthAppRedirectSchemes are the single-label private-use schemes
 	// (cursor, vscode) clients may register redirect URIs with; reverse-DNS
 	// ones (com.example.app) need no listing, and the schemes operating

@@ -59,6 +59,7 @@ func (g *Gateway) wireOAuth() error {
 			Ports:                 g.cfg.OAuthClientMetadataPorts,
 			FetchesPerMinute:      g.cfg.OAuthClientMetadataFetchesPerMinute,
 			TotalFetchesPerMinute: g.cfg.OAuthClientMetadataTotalFetchesPerMinute,
+			HostFetchesPerMinute:  g.cfg.OAuthClientMetadataHostFetchesPerMinute,
 			Observe:               func(result string) { g.oauthMetrics.cimd.WithLabelValues(result).Inc() },
 		},
 		AppRedirectSchemes: g.cfg.OAuthAppRedirectSchemes,

@@ -96,9 +96,10 @@ type Config struct {
 	// Zero means DefaultMaxUnusedClients and DefaultMaxLoginSessions.
 	MaxUnusedClients, MaxLoginSessions int
 	// NewCounter returns the counter of one limit ("authorize", "register",
-	// their gateway-wide "authorize_total", "register_total", and the client metadata fetch rates "client_metadata_address",
-	// "client_metadata_total"), shared between replicas (Redis); nil counts
-	// in memory, per process.
+	// their gateway-wide "authorize_total", "register_total", and the
+	// client metadata fetch rates "client_metadata_address",
+	// "client_metadata_host", "client_metadata_total"), shared between
+	// replicas (Redis); nil counts in memory, per process.
 	NewCounter func(limit string) httprate.LimitCounter
 	// Refused, if set, is told each refusal of a limit or a bound, by
 	// endpoint and reason (metrics).
