@@ -114,14 +114,7 @@ func TestPerAddressLimitsKeyByPrefix(t *testing.T) {
 			s := New(Config{Issuer: "https://gw.example"})
 			limit := s.limited(limitRegister, 1, 1000, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
 			h := middleware.RequestID(middleware.ClientIP(trusted, tc.prefix)(limit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))))
-			send := func(xff string) int {
-				r := httptest.NewRequest(http.MethodPost, "/oauth/register", nil)
-				r.RemoteAddr = "127.0.0.1:1234"
-				r.Header.Set("X-Forwarded-For", xff)
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, r)
-				return w.Code
-			}
+			send := func(xff string) int { return registerThrough(h, xff).Code }
 			if code := send(tc.first); code != http.StatusOK {
 				t.Fatalf("first request: %d", code)
 			}
@@ -131,6 +124,17 @@ func TestPerAddressLimitsKeyByPrefix(t *testing.T) {
 			}
 		})
 	}
+}
+
+// registerThrough sends a registration to h through the trusted loopback
+// proxy, from xff.
+func registerThrough(h http.Handler, xff string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, "/oauth/register", nil)
+	r.RemoteAddr = "127.0.0.1:1234"
+	r.Header.Set("X-Forwarded-For", xff)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
 }
 
 // TestTotalLimitHoldsAcrossAddresses: each address within its own rate,
@@ -144,11 +148,7 @@ func TestTotalLimitHoldsAcrossAddresses(t *testing.T) {
 	limit := s.limited(limitRegister, 2, 5, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
 	h := middleware.RequestID(middleware.ClientIP(trusted, 0)(limit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))))
 	send := func(xff string) int {
-		r := httptest.NewRequest(http.MethodPost, "/oauth/register", nil)
-		r.RemoteAddr = "127.0.0.1:1234"
-		r.Header.Set("X-Forwarded-For", xff)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		w := registerThrough(h, xff)
 		if w.Code == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
 			t.Errorf("429 from %s without Retry-After", xff)
 		}
