@@ -116,7 +116,7 @@ func TestDiffFailureHints(t *testing.T) {
 // as escapes, so its message cannot reorder or hide what is printed.
 func TestDiffFailureEscapesFormatCharacters(t *testing.T) {
 	var stderr bytes.Buffer
-	diffFailure(&stderr, &diffread.ToolError{Page: 1, Code: "x", Message: "ok ‮gnp.exe‬ ⁦a⁩ z​w 󠁁"}, "", true)
+	diffFailure(&stderr, &diffread.ToolError{Page: 1, Code: "x", Message: "ok \u202egnp.exe\u202c \u2066a\u2069 z\u200bw \U000e0041"}, "", true)
 	out := stderr.String()
 	for _, r := range out {
 		if unicode.Is(unicode.Cf, r) {
