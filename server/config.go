@@ -75,8 +75,11 @@ type Config struct {
 	TLSCertFile             string
 	TLSKeyFile              string
 	TrustedProxies          []netip.Prefix
-	AllowedOrigins          []string
-	publicURLExplicit       bool
+	// TrustAllForwarded lifts the plausibility check of TrustedProxies
+	// (proxies.go); the gateway warns at every start.
+	TrustAllForwarded bool
+	AllowedOrigins    []string
+	publicURLExplicit bool
 
 	// OIDC is the identity provider of the gateway's OAuth authorization
 	// server; without OIDCIssuer the OAuth endpoints answer unconfigured.
@@ -90,12 +93,15 @@ type Config struct {
 	// server hold (docs/architecture.md#load-bounds): per-address limits on
 	// the two endpoints that store rows, and how long rows live before the
 	// purge removes them.
-	OAuthAuthorizePerMinute      int
-	OAuthRegisterPerMinute       int
-	OAuthLoginTTL                time.Duration
-	OAuthUnusedClientTTL         time.Duration
-	OAuthRevokedConsentRetention time.Duration
-	OAuthPurgeInterval           time.Duration
+	OAuthAuthorizePerMinute int
+	OAuthRegisterPerMinute  int
+	// The gateway-wide rates and the row caps of the same endpoints.
+	OAuthAuthorizeTotalPerMinute, OAuthRegisterTotalPerMinute int
+	OAuthMaxUnusedClients, OAuthMaxLoginSessions              int
+	OAuthLoginTTL                                             time.Duration
+	OAuthUnusedClientTTL                                      time.Duration
+	OAuthRevokedConsentRetention                              time.Duration
+	OAuthPurgeInterval                                        time.Duration
 	// WorkflowRetention is how long a dispatched workflow is kept (and
 	// replayable with workflow_get) before the purge, which runs every
 	// WorkflowPurgeInterval, deletes it.
@@ -123,6 +129,9 @@ type Config struct {
 	// request an anonymous caller can start.
 	OAuthClientMetadataFetchesPerMinute      int
 	OAuthClientMetadataTotalFetchesPerMinute int
+	// OAuthClientMetadataHostFetchesPerMinute bounds the new documents
+	// fetched from one host.
+	OAuthClientMetadataHostFetchesPerMinute int
 	// OAuthAppRedirectSchemes are the single-label private-use schemes
 	// (cursor, vscode) clients may register redirect URIs with; reverse-DNS
 	// ones (com.example.app) need no listing, and the schemes operating

@@ -12,13 +12,12 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"github.com/agent-gateway/agent-gateway/server/diffread"
+	"github.com/agent-gateway/agent-gateway/web"
 )
 
 // Exit codes of `agent-gateway diff`, for scripts.
@@ -199,7 +198,11 @@ func diffFailure(stderr io.Writer, err error, out string, toStdout bool) int {
 	case errors.As(err, &ve) || errors.As(err, &se):
 		code = diffExitUnverified
 	}
-	fmt.Fprintln(stderr, "agent-gateway diff:", printable(err.Error()))
+	// The error can quote what the endpoint sent: control, bidirectional
+	// and other invisible characters are escaped (web.Visible), so an
+	// endpoint can neither drive the terminal nor make the text read as
+	// something else.
+	fmt.Fprintln(stderr, "agent-gateway diff:", web.Visible(err.Error()))
 	if be != nil {
 		if hint := boundHints[be.Bound]; hint != "" {
 			fmt.Fprintln(stderr, "agent-gateway diff:", hint)
@@ -220,23 +223,6 @@ var boundHints = map[diffread.Bound]string{
 	diffread.BoundIdle: "the gateway answers a page only once it fetched and verified the whole diff; " +
 		"for a very large diff, give it longer with --timeout",
 	diffread.BoundMaxBytes: "the diff is longer than --max-bytes; raise it to read this diff",
-}
-
-// printable escapes control characters: an error can quote what the
-// endpoint sent, and an endpoint must not be able to drive the terminal.
-func printable(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == utf8.RuneError:
-			b.WriteString(`\ufffd`)
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // diffToken reads the bearer from the file, or else the environment.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/agent-gateway/agent-gateway/server/diffread"
 	"github.com/agent-gateway/agent-gateway/server/diffread/diffreadtest"
@@ -106,6 +107,25 @@ func TestDiffFailureHints(t *testing.T) {
 		diffFailure(&stderr, &diffread.BoundError{Page: 1, Bound: b, Detail: "x"}, "", false)
 		if !strings.Contains(stderr.String(), flag) {
 			t.Fatalf("%s: %s", b, stderr.String())
+		}
+	}
+}
+
+// TestDiffFailureEscapesFormatCharacters: a hostile endpoint's bidi
+// overrides, isolates and zero-width characters (Unicode Cf) reach stderr
+// as escapes, so its message cannot reorder or hide what is printed.
+func TestDiffFailureEscapesFormatCharacters(t *testing.T) {
+	var stderr bytes.Buffer
+	diffFailure(&stderr, &diffread.ToolError{Page: 1, Code: "x", Message: "ok \u202egnp.exe\u202c \u2066a\u2069 z\u200bw \U000e0041"}, "", true)
+	out := stderr.String()
+	for _, r := range out {
+		if unicode.Is(unicode.Cf, r) {
+			t.Fatalf("format character %U reached stderr: %q", r, out)
+		}
+	}
+	for _, want := range []string{`\u202egnp.exe\u202c`, `\u2066a\u2069`, `z\u200bw`, `\U000e0041`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("stderr %q lacks %s", out, want)
 		}
 	}
 }

@@ -211,6 +211,9 @@ func (c *Config) validate() []string {
 		}
 		c.PublicURL = scheme + "://" + c.Listen
 	}
+	if !c.TrustAllForwarded {
+		problems = append(problems, checkTrustedProxies(c.TrustedProxies)...)
+	}
 	if c.ForgejoToken != "" && c.ForgejoUsername != "" {
 		problems = append(problems, "forgejo.token/forgejo.username: choose a token or Basic credentials, not both")
 	}

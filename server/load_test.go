@@ -360,6 +360,12 @@ func TestLoadProblems(t *testing.T) {
 		// Fail closed: a catch-all would let any caller forge its address.
 		{"trusted proxies: every IPv4 address", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "0.0.0.0/0"}, []string{"trusted_proxies (AGENT_GATEWAY_TRUSTED_PROXIES): \"0.0.0.0/0\" trusts every address"}},
 		{"trusted proxies: every IPv6 address beside a good one", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8, ::/0"}, []string{"trusted_proxies (AGENT_GATEWAY_TRUSTED_PROXIES): \"::/0\" trusts every address"}},
+		// Judged on the union: halves that are /0 together, neighbours
+		// that merge past a /8 or a /32, many narrow ranges.
+		{"trusted proxies: halves of both families", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "0.0.0.0/1,128.0.0.0/1,::/1,8000::/1"}, []string{"trusted_proxies: together the entries trust 0.0.0.0 through 255.255.255.255", "trusted_proxies: together the entries trust :: through ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"}},
+		{"trusted proxies: two adjacent /8s", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8,11.0.0.0/8"}, []string{"trusted_proxies: together the entries trust 10.0.0.0 through 11.255.255.255, wider than a /8"}},
+		{"trusted proxies: an IPv6 /31 in two /32s", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "2001:db8::/32,2001:db9::/32"}, []string{"trusted_proxies: together the entries trust 2001:db8:: through 2001:db9:ffff:ffff:ffff:ffff:ffff:ffff, wider than a /32"}},
+		{"trusted proxies: three apart /8s", "", nil, map[string]string{"AGENT_GATEWAY_TRUSTED_PROXIES": "10.0.0.0/8,20.0.0.0/8,30.0.0.0/8"}, []string{"trusted_proxies: the IPv4 entries together trust more addresses than two /8 ranges"}},
 		{"trusted proxies: a length-0 prefix of another address", "trusted_proxies: [\"10.1.2.3/0\"]\n", nil, nil, []string{"trusted_proxies ("}},
 		{"client IPv6 prefix too short", "", nil, map[string]string{"AGENT_GATEWAY_HTTP_CLIENT_IPV6_PREFIX": "16"}, []string{"http.client_ipv6_prefix (AGENT_GATEWAY_HTTP_CLIENT_IPV6_PREFIX): want a prefix length from 32 to 128"}},
 		{"client IPv6 prefix too long", "http:\n  client_ipv6_prefix: 129\n", nil, nil, []string{"http.client_ipv6_prefix ("}},

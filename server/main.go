@@ -236,6 +236,9 @@ func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gate
 	stopWorkflowPurge := g.startWorkflowPurge(ctx)
 	defer stopWorkflowPurge()
 	g.logUsableEndpoints(log)
+	if cfg.TrustAllForwarded {
+		log.Warn(trustAllWarning(cfg.TrustedProxies))
+	}
 	log.Info("listening", "addr", s.Addr().String(), "public_url", cfg.PublicURL, "version", Version)
 	if announce != nil {
 		announce(s.Addr().String())

@@ -52,6 +52,7 @@ func (g *Gateway) Listen() (*Server, error) {
 			ln.Close()
 			return nil, fmt.Errorf("listen %s (metrics.listen): %w", g.cfg.MetricsListen, err)
 		}
+		s.mlisten, s.metrics.IdleTimeout = limitMetricsConns(s.mlisten), metricsIdleTimeout
 	}
 	return s, nil
 }

@@ -44,6 +44,21 @@ func parsedField[T any](f func(*Config) *T, parse func(string) (T, error), forma
 	}
 }
 
+// boolField is true or false.
+func boolField(f func(*Config) *bool) field {
+	return field{
+		set: func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("want true or false")
+			}
+			*f(c) = b
+			return nil
+		},
+		show: func(c *Config) string { return strconv.FormatBool(*f(c)) },
+	}
+}
+
 // durationField is a positive duration such as 30s.
 func durationField(f func(*Config) *time.Duration) field {
 	return field{

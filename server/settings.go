@@ -232,7 +232,7 @@ var settings = []setting{
 	{key: "cursor.ttl", def: "15m", help: "how long a document cursor stays valid", field: durationField(func(c *Config) *time.Duration { return &c.CursorTTL })},
 	{key: "tls.cert_file", help: "TLS certificate (PEM); with tls.key_file the gateway serves HTTPS itself", field: textField(func(c *Config) *string { return &c.TLSCertFile })},
 	{key: "tls.key_file", help: "TLS private key (PEM)", field: textField(func(c *Config) *string { return &c.TLSKeyFile })},
-	{key: "trusted_proxies", help: "comma-separated IPs/CIDRs whose X-Forwarded-For/-Proto are believed", field: field{
+	{key: "trusted_proxies", help: "comma-separated IPs/CIDRs whose X-Forwarded-For is believed", field: field{
 		set: func(c *Config, v string) error {
 			var proxies []netip.Prefix
 			for _, part := range splitList(v) {
@@ -256,6 +256,7 @@ var settings = []setting{
 		},
 		show: func(c *Config) string { return joinShown(c.TrustedProxies, netip.Prefix.String) },
 	}},
+	{key: "trust_all_forwarded", def: "false", help: "believe X-Forwarded-For from trusted_proxies however wide they are together (past a /8 or a /32 the gateway refuses to start without it, and warns at every start with it)", field: boolField(func(c *Config) *bool { return &c.TrustAllForwarded })},
 	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints, each http(s)://host[:port]", field: field{
 		set: func(c *Config, v string) error {
 			var origins, bad []string
@@ -302,6 +303,10 @@ var settings = []setting{
 	}},
 	{key: "oauth.authorize_per_minute", def: strconv.Itoa(oauth.DefaultAuthorizationsPerMinute), help: "OAuth authorization requests (each may store a login session) per client address per minute, shared through Redis when configured", field: positiveField(func(c *Config) *int { return &c.OAuthAuthorizePerMinute })},
 	{key: "oauth.register_per_minute", def: strconv.Itoa(oauth.DefaultRegistrationsPerMinute), help: "OAuth client registrations per client address per minute, shared through Redis when configured", field: positiveField(func(c *Config) *int { return &c.OAuthRegisterPerMinute })},
+	{key: "oauth.authorize_total_per_minute", def: strconv.Itoa(oauth.DefaultTotalAuthorizationsPerMinute), help: "OAuth authorization requests per minute from all client addresses together, shared through Redis when configured", field: positiveField(func(c *Config) *int { return &c.OAuthAuthorizeTotalPerMinute })},
+	{key: "oauth.register_total_per_minute", def: strconv.Itoa(oauth.DefaultTotalRegistrationsPerMinute), help: "OAuth client registrations per minute from all client addresses together, shared through Redis when configured", field: positiveField(func(c *Config) *int { return &c.OAuthRegisterTotalPerMinute })},
+	{key: "oauth.max_unused_clients", def: strconv.Itoa(oauth.DefaultMaxUnusedClients), help: "registered OAuth clients that never obtained a token kept at most; past it each registration deletes the oldest", field: positiveField(func(c *Config) *int { return &c.OAuthMaxUnusedClients })},
+	{key: "oauth.max_login_sessions", def: strconv.Itoa(oauth.DefaultMaxLoginSessions), help: "OAuth login sessions (authorize to consent) kept at most; past it each new one deletes the oldest", field: positiveField(func(c *Config) *int { return &c.OAuthMaxLoginSessions })},
 	{key: "oauth.login_ttl", def: oauth.DefaultLoginTTL.String(), help: "how long a browser's OAuth login session lives (authorize → consent) before it is refused and purged", field: durationField(func(c *Config) *time.Duration { return &c.OAuthLoginTTL })},
 	{key: "oauth.unused_client_ttl", def: "24h", help: "how long a registered OAuth client that never obtained a token is kept before the purge deletes it", field: durationField(func(c *Config) *time.Duration { return &c.OAuthUnusedClientTTL })},
 	{key: "oauth.revoked_grant_retention", def: "720h", help: "how long a revoked OAuth consent stays listed (admin list-consents --include-revoked) once none of its tokens is left", field: durationField(func(c *Config) *time.Duration { return &c.OAuthRevokedConsentRetention })},
@@ -323,17 +328,7 @@ var settings = []setting{
 		},
 		show: func(c *Config) string { return strings.Join(c.OAuthClientMetadataHosts, ",") },
 	}},
-	{key: "oauth.client_metadata_allow_loopback", def: "false", help: "let client metadata documents live on loopback addresses (tests and local development only)", field: field{
-		set: func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("want true or false")
-			}
-			c.OAuthClientMetadataAllowLoopback = b
-			return nil
-		},
-		show: func(c *Config) string { return strconv.FormatBool(c.OAuthClientMetadataAllowLoopback) },
-	}},
+	{key: "oauth.client_metadata_allow_loopback", def: "false", help: "let client metadata documents live on loopback addresses (tests and local development only)", field: boolField(func(c *Config) *bool { return &c.OAuthClientMetadataAllowLoopback })},
 	{key: "oauth.client_metadata_ports", help: "comma-separated ports besides 443 that client_id URLs of client metadata documents may name (any other is refused before its host is resolved); empty: 443 only", field: field{
 		set: func(c *Config, v string) error {
 			var ports []int
@@ -350,7 +345,8 @@ var settings = []setting{
 		show: func(c *Config) string { return joinShown(c.OAuthClientMetadataPorts, strconv.Itoa) },
 	}},
 	{key: "oauth.client_metadata_fetches_per_minute", def: strconv.Itoa(oauth.DefaultClientMetadataFetchesPerMinute), help: "client metadata documents one client address may make the gateway fetch per minute (cached documents and failures cost none); past it 429 with Retry-After; shared through Redis when configured", field: positiveField(func(c *Config) *int { return &c.OAuthClientMetadataFetchesPerMinute })},
-	{key: "oauth.client_metadata_total_fetches_per_minute", def: strconv.Itoa(oauth.DefaultClientMetadataTotalFetchesPerMinute), help: "client metadata documents all client addresses together may make the gateway fetch per minute; shared through Redis when configured", field: positiveField(func(c *Config) *int { return &c.OAuthClientMetadataTotalFetchesPerMinute })},
+	{key: "oauth.client_metadata_host_fetches_per_minute", def: strconv.Itoa(oauth.DefaultClientMetadataHostFetchesPerMinute), help: "new client metadata documents the gateway may fetch from one host per minute (only usable documents spend it); shared through Redis when configured", field: positiveField(func(c *Config) *int { return &c.OAuthClientMetadataHostFetchesPerMinute })},
+	{key: "oauth.client_metadata_total_fetches_per_minute", def: strconv.Itoa(oauth.DefaultClientMetadataTotalFetchesPerMinute), help: "new client metadata documents all client addresses together may make the gateway fetch per minute (only usable documents spend it); shared through Redis when configured", field: positiveField(func(c *Config) *int { return &c.OAuthClientMetadataTotalFetchesPerMinute })},
 	{key: "oauth.app_redirect_schemes", def: strings.Join(oauth.DefaultAppRedirectSchemes, ","), help: "comma-separated single-label private-use schemes (cursor, vscode) clients may register redirect URIs with; reverse-DNS schemes (com.example.app) are always allowed, ms-msdt, search-ms, javascript and the like never", field: field{
 		set: func(c *Config, v string) error {
 			var schemes, bad []string

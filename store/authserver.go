@@ -343,30 +343,6 @@ func (s *sqlStore) RevokeTokenHash(ctx context.Context, tokenHash string) error 
 	return err
 }
 
-// CreateLoginSession implements AuthorizationServerStore.
-func (s *sqlStore) CreateLoginSession(ctx context.Context, ls LoginSession) error {
-	if err := validateHash("session_hash", ls.SessionHash); err != nil {
-		return err
-	}
-	if err := validateText("authorize_query", ls.AuthorizeQuery, maxQueryBytes); err != nil {
-		return err
-	}
-	now := s.now()
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := s.exec(ctx, tx, "purging expired login sessions",
-			`DELETE FROM oauth_login_sessions WHERE expires_at < $1`, s.d.timeArg(now)); err != nil {
-			return err
-		}
-		_, err := s.exec(ctx, tx, "storing login session",
-			`INSERT INTO oauth_login_sessions
-			   (session_hash, authorize_query, idp_state, idp_nonce, idp_verifier, created_at, expires_at)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			ls.SessionHash, ls.AuthorizeQuery, ls.IdPState, ls.IdPNonce, ls.IdPVerifier,
-			s.d.timeArg(now), s.d.timeArg(ls.ExpiresAt.UTC().Truncate(time.Microsecond)))
-		return err
-	})
-}
-
 // maxQueryBytes bounds a stored authorization request.
 const maxQueryBytes = 16 << 10
 

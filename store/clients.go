@@ -5,30 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 )
-
-// RegisterClient implements ClientStore.
-func (s *sqlStore) RegisterClient(ctx context.Context, name string, redirectURIs []string) (Client, error) {
-	if err := validateName("client_name", name); err != nil {
-		return Client{}, err
-	}
-	if err := validateRedirectURIs(redirectURIs); err != nil {
-		return Client{}, err
-	}
-	c := Client{ClientID: newID("cli"), Name: name, RedirectURIs: slices.Clone(redirectURIs), CreatedAt: s.now()}
-	uris, err := json.Marshal(c.RedirectURIs)
-	if err != nil {
-		return Client{}, fmt.Errorf("encoding redirect_uris: %w", err)
-	}
-	_, err = s.exec(ctx, s.db, "registering client",
-		`INSERT INTO oauth_clients (client_id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)`,
-		c.ClientID, c.Name, string(uris), s.d.timeArg(c.CreatedAt))
-	if err != nil {
-		return Client{}, err
-	}
-	return c, nil
-}
 
 const clientColumns = `client_id, name, redirect_uris, created_at, first_token_at`
 

@@ -55,6 +55,51 @@ func TestOpenRoutesURLs(t *testing.T) {
 	}
 }
 
+// TestSQLiteFilesOwnerOnly: the database and its -wal and -shm files are
+// 0600 even in a data directory that already exists as 0755 (SQLite
+// creates them 0644), and a database left 0644 by an older version is
+// narrowed at open.
+func TestSQLiteFilesOwnerOnly(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, name := range []string{"agent-gateway.db", "agent-gateway.db-wal", "agent-gateway.db-shm"} {
+			fi, err := os.Stat(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: %s has mode %v, want 0600", when, name, fi.Mode().Perm())
+			}
+		}
+	}
+	open := func() store.Store {
+		s, err := store.Open(ctx, "", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RegisterClient(ctx, "c", []string{"https://app.example/cb"}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	check("created")
+	s.Close()
+	for _, name := range []string{"agent-gateway.db", "agent-gateway.db-wal", "agent-gateway.db-shm"} {
+		if err := os.Chmod(filepath.Join(dir, name), 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	s = open()
+	defer s.Close()
+	check("reopened")
+}
+
 func TestSQLiteConnectionSettings(t *testing.T) {
 	db := store.RawDB(storetest.SQLite(t))
 	for pragma, want := range map[string]string{

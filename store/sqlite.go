@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -71,6 +72,9 @@ func openSQLite(ctx context.Context, target string, isPath bool) (Store, error) 
 		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 			return nil, fmt.Errorf("sqlite: creating data directory: %w", err)
 		}
+		if err := ownerOnly(target); err != nil {
+			return nil, err
+		}
 	}
 	dsn, err := sqliteDSN(target, isPath)
 	if err != nil {
@@ -83,6 +87,36 @@ func openSQLite(ctx context.Context, target string, isPath bool) (Store, error) 
 	db.SetMaxOpenConns(sqliteMaxConns)
 	db.SetMaxIdleConns(sqliteMaxConns)
 	return openSQLStore(ctx, db, sqliteDialect{}, pingSQLite)
+}
+
+// ownerOnly makes the database file exist with mode 0600 before SQLite
+// opens it, and narrows to 0600 a database, -wal or -shm file already
+// there with more: SQLite creates its files 0644, and gives the -wal and
+// -shm files the database file's mode, so a data directory that already
+// existed (as 0755, say) would otherwise expose the token hashes.
+func ownerOnly(target string) error {
+	f, err := os.OpenFile(target, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("sqlite: creating the database file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("sqlite: creating the database file: %w", err)
+	}
+	for _, p := range []string{target, target + "-wal", target + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: %w", err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, 0o600); err != nil {
+				return fmt.Errorf("sqlite: making %s readable by its owner only: %w", filepath.Base(p), err)
+			}
+		}
+	}
+	return nil
 }
 
 // pingSQLite opens the first connection, retrying while the file is busy.

@@ -199,6 +199,7 @@ type Store interface {
 	ClientStore
 	AuthorizationServerStore
 	OAuthPurgeStore
+	OAuthCapStore
 	WorkflowPurgeStore
 
 	// Ping checks that the database answers: the readiness probe.

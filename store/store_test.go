@@ -630,7 +630,14 @@ func testClients(t *testing.T, s store.Store) {
 	if got.Name != "Claude" || !slices.Equal(got.RedirectURIs, uris) || !got.CreatedAt.Equal(c.CreatedAt) {
 		t.Errorf("GetClient = %+v, want %+v", got, c)
 	}
-	for _, bad := range [][]string{nil, {"relative/cb"}, {"https://x.example/cb#frag"}, {""}} {
+	six := []string{"https://a.example/1", "https://a.example/2", "https://a.example/3", "https://a.example/4", "https://a.example/5", "https://a.example/6"}
+	if _, err := s.RegisterClient(ctx, "five", six[:5]); err != nil {
+		t.Fatalf("five redirect URIs: %v", err)
+	}
+	if _, err := s.RegisterClient(ctx, "long", []string{"https://a.example/" + strings.Repeat("a", 512-len("https://a.example/"))}); err != nil {
+		t.Fatalf("a 512-byte redirect URI: %v", err)
+	}
+	for _, bad := range [][]string{nil, {"relative/cb"}, {"https://x.example/cb#frag"}, {""}, six, {"https://a.example/" + strings.Repeat("a", 513-len("https://a.example/"))}} {
 		_, err := s.RegisterClient(ctx, "x", bad)
 		wantErr(t, err, store.ErrInvalid)
 	}

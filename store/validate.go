@@ -17,8 +17,11 @@ const (
 	maxNameBytes    = 200
 	maxSubjectBytes = 1024
 	maxScopeBytes   = 128
-	maxRedirectURIs = 20
 	maxURIBytes     = 2048
+	// A client's redirect URIs, which anyone who can register stores: a
+	// few, each short (the registration endpoint's own bounds).
+	maxRedirectURIs     = 5
+	maxRedirectURIBytes = 512
 )
 
 // invalid returns an ErrInvalid naming the field.
@@ -258,7 +261,8 @@ func normalizePermissions(perms []string) ([]string, error) {
 	return sortedSet(perms), nil
 }
 
-// validateRedirectURIs checks what the store can hold: 1 to 20 absolute URIs
+// validateRedirectURIs checks what the store can hold: 1 to 5 absolute URIs
+// of at most 512 bytes
 // without fragments (RFC 6749 §3.1.2). Which schemes and hosts are acceptable
 // is the registration endpoint's policy.
 func validateRedirectURIs(uris []string) error {
@@ -266,7 +270,7 @@ func validateRedirectURIs(uris []string) error {
 		return invalid("redirect_uris", "want 1 to %d URIs", maxRedirectURIs)
 	}
 	for _, s := range uris {
-		if err := validateText("redirect_uris", s, maxURIBytes); err != nil {
+		if err := validateText("redirect_uris", s, maxRedirectURIBytes); err != nil {
 			return err
 		}
 		u, err := url.Parse(s)

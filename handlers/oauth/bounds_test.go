@@ -133,3 +133,58 @@ func TestAuthorizeRateLimit(t *testing.T) {
 		t.Fatal("a refused authorization started a login session")
 	}
 }
+
+// TestOAuthRowCaps: past oauth.max_unused_clients and
+// oauth.max_login_sessions the endpoints still answer, and the oldest
+// rows go, so the store holds at most the caps; registrations also hold
+// at most 5 redirect URIs of 512 bytes and a document of 16 KiB.
+func TestOAuthRowCaps(t *testing.T) {
+	h := newHarness(t, harnessOptions{maxUnusedClients: 2, maxLoginSessions: 2})
+	ctx := context.Background()
+	var first string
+	for i := 0; i < 4; i++ {
+		b := newBrowser(t)
+		if p := h.start(t, b, h.newAuthz()); p.status != http.StatusOK {
+			t.Fatalf("authorization %d: %d", i, p.status)
+		}
+		if i == 0 {
+			first = h.loginSession(t, b).SessionHash
+		}
+	}
+	// The harness's own client is the oldest unused one: registrations
+	// past the cap evict it first.
+	for i := 0; i < 4; i++ {
+		if status, body := h.postJSON(t, "/oauth/register", map[string]any{"redirect_uris": []string{redirectURI}}); status != http.StatusCreated {
+			t.Fatalf("registration %d: %d %v", i, status, body)
+		}
+	}
+	rows, err := h.st.CountOAuthRows(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows.UnusedClients != 2 || rows.LoginSessions != 2 {
+		t.Fatalf("rows past the caps: %+v", rows)
+	}
+	if _, err := h.st.GetLoginSession(ctx, first); err == nil {
+		t.Fatal("the oldest login session is still stored")
+	}
+
+	long := "http://127.0.0.1:9/" + strings.Repeat("a", 513-len("http://127.0.0.1:9/"))
+	six := []string{}
+	for i := range 6 {
+		six = append(six, "http://127.0.0.1:9/cb"+strings.Repeat("x", i))
+	}
+	for name, md := range map[string]map[string]any{
+		"six redirect URIs":       {"redirect_uris": six},
+		"a 513-byte redirect URI": {"redirect_uris": []string{long}},
+		"a 17 KiB document":       {"redirect_uris": []string{redirectURI}, "logo_uri": strings.Repeat("l", 17<<10)},
+	} {
+		status, body := h.postJSON(t, "/oauth/register", md)
+		if status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge {
+			t.Errorf("%s: %d %v", name, status, body)
+		}
+	}
+	if status, body := h.postJSON(t, "/oauth/register", map[string]any{"redirect_uris": six[:5]}); status != http.StatusCreated {
+		t.Fatalf("five redirect URIs: %d %v", status, body)
+	}
+}

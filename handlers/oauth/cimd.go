@@ -55,8 +55,11 @@ type ClientMetadataConfig struct {
 	// FetchesPerMinute bounds the fetches one client address may cause;
 	// zero means DefaultClientMetadataFetchesPerMinute.
 	FetchesPerMinute int
-	// TotalFetchesPerMinute bounds the fetches of all addresses together;
-	// zero means DefaultClientMetadataTotalFetchesPerMinute.
+	// HostFetchesPerMinute bounds the new documents fetched from one host;
+	// zero means DefaultClientMetadataHostFetchesPerMinute.
+	HostFetchesPerMinute int
+	// TotalFetchesPerMinute bounds the new documents fetched from all
+	// hosts together; zero means DefaultClientMetadataTotalFetchesPerMinute.
 	TotalFetchesPerMinute int
 	// Observe, if set, is told how each lookup of a document ended (one of
 	// the lookup* results), for the metrics.
@@ -72,14 +75,16 @@ const (
 	lookupCachedFailure = "cached_failure" // a cached failure: refused, no fetch
 	lookupShared        = "shared"         // waited for another caller's fetch of the same URL
 	lookupRefusedURL    = "refused_url"    // URL, host or port refused before any lookup
-	// and lookupRateLimitedAddress, lookupRateLimitedTotal (cimd_limits.go)
+	lookupStale         = "stale"          // an expired known-good document, served while no fetch may be made
+	// and lookupRateLimitedAddress, lookupRateLimitedHost,
+	// lookupRateLimitedTotal (cimd_limits.go)
 )
 
 // ClientMetadataLookupResults are the results Observe can be told, for
 // metrics that show each from the start.
 var ClientMetadataLookupResults = []string{
-	lookupFetched, lookupFetchFailed, lookupCacheHit, lookupCachedFailure, lookupShared, lookupRefusedURL,
-	lookupRateLimitedAddress, lookupRateLimitedTotal,
+	lookupFetched, lookupFetchFailed, lookupCacheHit, lookupCachedFailure, lookupShared, lookupRefusedURL, lookupStale,
+	lookupRateLimitedAddress, lookupRateLimitedHost, lookupRateLimitedTotal,
 }
 
 // Client ID Metadata Document bounds (the cache's are in cimd_cache.go).
@@ -164,6 +169,7 @@ func newMetadataFetcher(cfg ClientMetadataConfig, log *slog.Logger, newCounter f
 		f.observe = func(string) {}
 	}
 	f.rates = newFetchRates(cmp.Or(cfg.FetchesPerMinute, DefaultClientMetadataFetchesPerMinute),
+		cmp.Or(cfg.HostFetchesPerMinute, DefaultClientMetadataHostFetchesPerMinute),
 		cmp.Or(cfg.TotalFetchesPerMinute, DefaultClientMetadataTotalFetchesPerMinute), newCounter, log)
 	for _, h := range cfg.Hosts {
 		f.hosts = append(f.hosts, strings.ToLower(h))
@@ -211,24 +217,32 @@ func (f *metadataFetcher) checkURL(clientID string) (*url.URL, error) {
 // get returns the client's document: from the cache while its entry is
 // fresh (a cached failure is refused again without a fetch), else from the
 // one fetch of that URL under way, else from a new fetch if the rates
-// allow one. Every refusal is a *metadataRefusal whose reason is logged
-// here; callers show only its text.
+// allow one (cimd_limits.go); an expired known-good document is served
+// stale when they do not. Every refusal is a *metadataRefusal whose reason
+// is logged here; callers show only its text.
 func (f *metadataFetcher) get(ctx context.Context, clientID string) (clientDocument, error) {
-	if _, err := f.checkURL(clientID); err != nil {
+	u, err := f.checkURL(clientID)
+	if err != nil {
 		// Cheap and the caller's own doing: debug, as protocol refusals are.
 		f.observe(lookupRefusedURL)
 		f.log.DebugContext(ctx, "client metadata document refused", f.logAttrs(clientID, err)...)
 		return clientDocument{}, &metadataRefusal{reason: err}
 	}
-	// At most twice round: the rate is spent without the lock held (it
-	// may be a Redis round trip), and another caller may have started the
-	// fetch meanwhile.
+	host := strings.ToLower(u.Hostname())
+	// At most twice round: the rates are looked at without the lock held
+	// (they may be a Redis round trip), and another caller may have
+	// started the fetch meanwhile.
 	for spent := false; ; spent = true {
 		f.mu.Lock()
-		if c, ok := f.fresh(clientID); ok {
+		c, ok := f.cache[clientID]
+		now := f.now()
+		if ok && now.Before(c.expires) {
 			f.mu.Unlock()
 			return f.cached(ctx, clientID, c)
 		}
+		// A document that was good and has expired: revalidated without
+		// the shared pools, served stale while no fetch may be made.
+		stale := ok && c.err == nil && now.Before(c.staleUntil)
 		fl, shared := f.flights[clientID]
 		if !shared && spent {
 			fl = &metadataFlight{done: make(chan struct{})}
@@ -236,7 +250,7 @@ func (f *metadataFetcher) get(ctx context.Context, clientID string) (clientDocum
 			// The fetch is the URL's, not this caller's: it runs to its
 			// own timeout even if this caller leaves, and what it finds is
 			// cached for the next.
-			go f.fly(context.WithoutCancel(ctx), clientID, fl)
+			go f.fly(context.WithoutCancel(ctx), clientID, host, !stale, fl)
 		}
 		f.mu.Unlock()
 		if shared {
@@ -245,7 +259,21 @@ func (f *metadataFetcher) get(ctx context.Context, clientID string) (clientDocum
 		if fl != nil {
 			return f.await(ctx, fl)
 		}
-		if result, err := f.rates.spend(ctx, fetchAddress(ctx)); err != nil {
+		result, err := f.rates.spendAddress(ctx, fetchAddress(ctx))
+		if err == nil && !stale {
+			result, err = f.rates.roomFor(host)
+		}
+		if err == nil && stale {
+			if _, full := f.rates.roomFor(host); full != nil {
+				err = full
+			}
+		}
+		if err != nil {
+			if stale {
+				f.observe(lookupStale)
+				f.log.DebugContext(ctx, "client metadata document served stale", append(f.logAttrs(clientID, err), "client_address", fetchAddress(ctx))...)
+				return c.doc, nil
+			}
 			f.observe(result)
 			f.log.DebugContext(ctx, "client metadata document refused", append(f.logAttrs(clientID, err), "client_address", fetchAddress(ctx))...)
 			return clientDocument{}, &metadataRefusal{reason: err}
@@ -278,17 +306,22 @@ func (f *metadataFetcher) await(ctx context.Context, fl *metadataFlight) (client
 }
 
 // fly makes a flight's fetch, caches what it found (a failure too) and
-// lands the flight.
-func (f *metadataFetcher) fly(ctx context.Context, clientID string, fl *metadataFlight) {
+// lands the flight. A usable document of a new URL (spendShared) spends
+// its host's budget and the total; a failure, or a known-good document
+// revalidated, spends neither.
+func (f *metadataFetcher) fly(ctx context.Context, clientID, host string, spendShared bool, fl *metadataFlight) {
 	doc, ttl, err := f.fetch(ctx, clientID)
 	now := f.now()
-	c := cachedDocument{doc: doc, err: err, stored: now, expires: now.Add(ttl)}
+	c := cachedDocument{doc: doc, err: err, stored: now, expires: now.Add(ttl), staleUntil: now.Add(ttl + maxMetadataStale)}
 	if err != nil {
-		c.expires = now.Add(failedMetadataTTL)
+		c.expires, c.staleUntil = now.Add(failedMetadataTTL), now.Add(failedMetadataTTL)
 		f.observe(lookupFetchFailed)
 		f.log.InfoContext(ctx, "client metadata document refused", f.logAttrs(clientID, err)...)
 	} else {
 		f.observe(lookupFetched)
+		if spendShared {
+			f.rates.spendShared(ctx, host)
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -29,6 +29,9 @@ const (
 	// failedMetadataTTL is how long a failed fetch is remembered.
 	failedMetadataTTL  = time.Minute
 	maxMetadataEntries = 1024
+	// maxMetadataStale is how long past its expiry a known-good document
+	// is kept, to be served while no revalidation may be made.
+	maxMetadataStale = 24 * time.Hour
 )
 
 // cachedDocument is what one fetch of a client_id found.
@@ -37,15 +40,9 @@ type cachedDocument struct {
 	err     error // the fetch failed; doc is empty
 	stored  time.Time
 	expires time.Time
-}
-
-// fresh returns the unexpired entry of clientID; f.mu must be held.
-func (f *metadataFetcher) fresh(clientID string) (cachedDocument, bool) {
-	c, ok := f.cache[clientID]
-	if !ok || !f.now().Before(c.expires) {
-		return cachedDocument{}, false
-	}
-	return c, true
+	// staleUntil is when the entry goes: a document's expiry plus
+	// maxMetadataStale, a failure's expiry.
+	staleUntil time.Time
 }
 
 // storeLocked caches one fetch's result, making room when the cache is
@@ -57,12 +54,12 @@ func (f *metadataFetcher) storeLocked(clientID string, c cachedDocument) {
 	f.cache[clientID] = c
 }
 
-// evictLocked drops every expired entry and, if that freed nothing, the
-// oldest failure, or without one the oldest document.
+// evictLocked drops every entry past its staleUntil and, if that freed
+// nothing, the oldest failure, or without one the oldest document.
 func (f *metadataFetcher) evictLocked(now time.Time) {
 	victim, found := "", false
 	for k, c := range f.cache {
-		if !now.Before(c.expires) {
+		if !now.Before(c.staleUntil) {
 			delete(f.cache, k)
 			continue
 		}

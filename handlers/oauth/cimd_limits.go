@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"time"
 
@@ -14,19 +15,34 @@ import (
 )
 
 // A fetch of a client metadata document is an outbound request a caller
-// can start with one anonymous /oauth/token, so fetches are bounded per
-// client address and in all. Only fetches spend: a cached document or
-// failure, and a fetch another caller started, cost nothing. With
+// can start with one anonymous /oauth/token, so fetches are bounded: every
+// fetch spends the caller's own rate (per client address); a fetch of a
+// new document also needs room in its host's budget and in the total, and
+// spends them only when it brings a usable document. So junk — URLs that
+// fail — spends only its caller's own rate and cannot drain the pools real
+// clients' first sign-ins need, and one host's documents cannot take
+// another host's budget. A cached document or failure, and a fetch another
+// caller started, cost nothing; a known-good document is revalidated
+// without touching the shared pools, and while they are empty (or the
+// caller's own rate is spent) it is served stale (cimd_cache.go). With
 // Config.NewCounter the counts live in Redis, as the other per-address
 // limits do, so every replica spends from one rate.
+//
+// The shared pools are looked at before a fetch and spent after it, so a
+// burst of concurrent first fetches can pass them by a few; the caller's
+// own rate, spent before, bounds that burst.
 
 // Default fetch rates.
 const (
 	// DefaultClientMetadataFetchesPerMinute bounds the fetches one client
 	// address may cause a minute: a client needs one per document lifetime.
 	DefaultClientMetadataFetchesPerMinute = 10
-	// DefaultClientMetadataTotalFetchesPerMinute bounds the fetches of all
-	// addresses together, against a caller with many addresses.
+	// DefaultClientMetadataHostFetchesPerMinute bounds the new documents
+	// fetched from one host a minute.
+	DefaultClientMetadataHostFetchesPerMinute = 60
+	// DefaultClientMetadataTotalFetchesPerMinute bounds the new documents
+	// fetched from all hosts together, against a caller with many
+	// addresses.
 	DefaultClientMetadataTotalFetchesPerMinute = 120
 )
 
@@ -42,18 +58,21 @@ const metadataRetryAfter = "60"
 // Lookups refused by a rate, as Observe is told them.
 const (
 	lookupRateLimitedAddress = "rate_limited_address"
+	lookupRateLimitedHost    = "rate_limited_host"
 	lookupRateLimitedTotal   = "rate_limited_total"
 )
 
-// fetchRates are the per-address and total fetch rates.
+// fetchRates are the per-address, per-host and total fetch rates.
 type fetchRates struct {
-	perAddress, total *httprate.RateLimiter
+	perAddress, perHost, total *httprate.RateLimiter
+	hostLimit, totalLimit      int
 }
 
 // newFetchRates returns the rates, counted in newCounter's counters
-// ("client_metadata_address", "client_metadata_total") when it is set. A
-// counter that fails (Redis unreachable) refuses: fail closed.
-func newFetchRates(perAddress, total int, newCounter func(limit string) httprate.LimitCounter, log *slog.Logger) *fetchRates {
+// ("client_metadata_address", "client_metadata_host",
+// "client_metadata_total") when it is set. A counter that fails (Redis
+// unreachable) refuses: fail closed.
+func newFetchRates(perAddress, perHost, total int, newCounter func(limit string) httprate.LimitCounter, log *slog.Logger) *fetchRates {
 	limiter := func(name string, perMinute int) *httprate.RateLimiter {
 		return middleware.NewLimiter(name, perMinute, time.Minute, newCounter, func(err error) {
 			log.Warn("client metadata fetch rate counter failed; refusing", "limit", name, "error", err.Error())
@@ -61,22 +80,46 @@ func newFetchRates(perAddress, total int, newCounter func(limit string) httprate
 	}
 	return &fetchRates{
 		perAddress: limiter("client_metadata_address", perAddress),
+		perHost:    limiter("client_metadata_host", perHost),
 		total:      limiter("client_metadata_total", total),
+		hostLimit:  perHost, totalLimit: total,
 	}
 }
 
-// spend takes one fetch from address's rate, then from the total; it
-// returns the Observe result and the reason of a refusal, or "" and nil.
-// The address spends first, so a caller past its own rate does not use up
-// everyone's.
-func (r *fetchRates) spend(ctx context.Context, address string) (string, error) {
+// spendAddress takes one fetch from address's rate; it returns the
+// Observe result and the reason of a refusal, or "" and nil.
+func (r *fetchRates) spendAddress(ctx context.Context, address string) (string, error) {
 	if !spendOne(ctx, r.perAddress, address) {
 		return lookupRateLimitedAddress, fmt.Errorf("%w: by this client address (oauth.client_metadata_fetches_per_minute)", errMetadataRate)
 	}
-	if !spendOne(ctx, r.total, "all") {
+	return "", nil
+}
+
+// roomFor reports whether host's budget and the total each have a fetch
+// left, without spending; it returns the Observe result and the reason
+// when not. A counter that fails has no room.
+func (r *fetchRates) roomFor(host string) (string, error) {
+	if !hasRoom(r.perHost, host, r.hostLimit) {
+		return lookupRateLimitedHost, fmt.Errorf("%w: from this host (oauth.client_metadata_host_fetches_per_minute)", errMetadataRate)
+	}
+	if !hasRoom(r.total, "all", r.totalLimit) {
 		return lookupRateLimitedTotal, fmt.Errorf("%w: by all client addresses (oauth.client_metadata_total_fetches_per_minute)", errMetadataRate)
 	}
 	return "", nil
+}
+
+// spendShared takes one fetch from host's budget and the total, after a
+// fetch of a new document brought a usable one. A pool already full stays
+// full: the document is cached either way.
+func (r *fetchRates) spendShared(ctx context.Context, host string) {
+	spendOne(ctx, r.perHost, host)
+	spendOne(ctx, r.total, "all")
+}
+
+// hasRoom reports whether lim's count for key is below limit.
+func hasRoom(lim *httprate.RateLimiter, key string, limit int) bool {
+	_, rate, err := lim.Status(key)
+	return err == nil && int(math.Round(rate))+1 <= limit
 }
 
 // spendOne takes one from lim's count for key, as OnLimit does for a

@@ -317,7 +317,7 @@ func TestClientMetadataCacheBound(t *testing.T) {
 	store := func(id string, err error, ttl time.Duration) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.storeLocked(id, cachedDocument{err: err, stored: f.now(), expires: f.now().Add(ttl)})
+		f.storeLocked(id, cachedDocument{err: err, stored: f.now(), expires: f.now().Add(ttl), staleUntil: f.now().Add(ttl)})
 	}
 	store("doc-in-use", nil, time.Hour)
 	now = now.Add(time.Second)
@@ -326,7 +326,7 @@ func TestClientMetadataCacheBound(t *testing.T) {
 	}
 	f.mu.Lock()
 	n := len(f.cache)
-	_, kept := f.fresh("doc-in-use")
+	_, kept := f.cache["doc-in-use"]
 	f.mu.Unlock()
 	if n != maxMetadataEntries || !kept {
 		t.Fatalf("after a flood of failures: %d entries (want %d), document kept %v", n, maxMetadataEntries, kept)
@@ -336,7 +336,7 @@ func TestClientMetadataCacheBound(t *testing.T) {
 		store(fmt.Sprintf("doc-%d", i), nil, time.Hour)
 	}
 	f.mu.Lock()
-	_, kept = f.fresh("doc-in-use")
+	_, kept = f.cache["doc-in-use"]
 	n = len(f.cache)
 	f.mu.Unlock()
 	if n != maxMetadataEntries || kept {

@@ -63,9 +63,13 @@ type harnessOptions struct {
 	unconfigured   bool
 	registrations  int
 	authorizations int
-	refused        func(endpoint, reason string)
-	clientMetadata oauth.ClientMetadataConfig
-	log            *slog.Logger
+	// totalRegistrations, totalAuthorizations: the gateway-wide rates.
+	totalRegistrations, totalAuthorizations int
+	// maxUnusedClients, maxLoginSessions: the row caps.
+	maxUnusedClients, maxLoginSessions int
+	refused                            func(endpoint, reason string)
+	clientMetadata                     oauth.ClientMetadataConfig
+	log                                *slog.Logger
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -91,6 +95,8 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	cfg := oauth.Config{
 		Issuer: h.gw.URL, Resource: h.resource, Scopes: testScopes, Store: h.st, CodeTTL: o.codeTTL,
 		RegistrationsPerMinute: o.registrations, AuthorizationsPerMinute: o.authorizations, Refused: o.refused,
+		TotalRegistrationsPerMinute: o.totalRegistrations, TotalAuthorizationsPerMinute: o.totalAuthorizations,
+		MaxUnusedClients: o.maxUnusedClients, MaxLoginSessions: o.maxLoginSessions,
 		ClientMetadata: o.clientMetadata, Log: o.log, AppRedirectSchemes: oauth.DefaultAppRedirectSchemes,
 	}
 	if !o.unconfigured {

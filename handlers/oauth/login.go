@@ -210,10 +210,14 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadGateway, "Sign-in is not available", "The identity provider could not be reached. Try again later.")
 		return
 	}
-	err = s.cfg.Store.CreateLoginSession(ctx, store.LoginSession{
+	evicted, err := s.cfg.Store.CreateLoginSessionCapped(ctx, store.LoginSession{
 		SessionHash: store.HashToken(secret), AuthorizeQuery: q.Encode(),
 		IdPState: state, IdPNonce: nonce, IdPVerifier: verifier, ExpiresAt: time.Now().Add(s.cfg.LoginTTL),
-	})
+	}, s.cfg.MaxLoginSessions)
+	if evicted > 0 {
+		s.cfg.Log.Warn("login sessions past oauth.max_login_sessions; the oldest were deleted",
+			"evicted", evicted, "max_login_sessions", s.cfg.MaxLoginSessions)
+	}
 	if err != nil {
 		s.cfg.Log.Warn("storing a login session failed", "error", err.Error())
 		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not start a sign-in session.")

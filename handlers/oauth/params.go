@@ -27,8 +27,11 @@ var authorizeParamBytes = map[string]int{
 	"state":                 2048,
 	"code_challenge":        128,
 	"code_challenge_method": 16,
-	"resource":              maxRedirectURIBytes,
+	"resource":              maxResourceBytes,
 }
+
+// maxResourceBytes bounds an RFC 8707 resource: the gateway's own URL.
+const maxResourceBytes = 2048
 
 // maxResourceValues keeps a second resource so that the RFC 8707 check
 // can still tell "two resources" (invalid_target) from one; more are not

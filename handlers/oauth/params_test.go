@@ -1,10 +1,12 @@
 package oauth
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,16 +112,9 @@ func TestPerAddressLimitsKeyByPrefix(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(Config{Issuer: "https://gw.example"})
-			limit := s.perAddress(limitRegister, 1, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
+			limit := s.limited(limitRegister, 1, 1000, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
 			h := middleware.RequestID(middleware.ClientIP(trusted, tc.prefix)(limit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))))
-			send := func(xff string) int {
-				r := httptest.NewRequest(http.MethodPost, "/oauth/register", nil)
-				r.RemoteAddr = "127.0.0.1:1234"
-				r.Header.Set("X-Forwarded-For", xff)
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, r)
-				return w.Code
-			}
+			send := func(xff string) int { return registerThrough(h, xff).Code }
 			if code := send(tc.first); code != http.StatusOK {
 				t.Fatalf("first request: %d", code)
 			}
@@ -128,5 +123,57 @@ func TestPerAddressLimitsKeyByPrefix(t *testing.T) {
 				t.Fatalf("second request from %s after %s: %d, want %d", tc.second, tc.first, code, want)
 			}
 		})
+	}
+}
+
+// registerThrough sends a registration to h through the trusted loopback
+// proxy, from xff.
+func registerThrough(h http.Handler, xff string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, "/oauth/register", nil)
+	r.RemoteAddr = "127.0.0.1:1234"
+	r.Header.Set("X-Forwarded-For", xff)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// TestTotalLimitHoldsAcrossAddresses: each address within its own rate,
+// the endpoint still lets through only the gateway-wide rate from all of
+// them together, and says which limit refused; a caller past its own rate
+// spends nothing of the total.
+func TestTotalLimitHoldsAcrossAddresses(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	var reasons []string
+	s := New(Config{Issuer: "https://gw.example", Refused: func(endpoint, reason string) { reasons = append(reasons, endpoint+"/"+reason) }})
+	limit := s.limited(limitRegister, 2, 5, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
+	h := middleware.RequestID(middleware.ClientIP(trusted, 0)(limit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))))
+	send := func(xff string) int {
+		w := registerThrough(h, xff)
+		if w.Code == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
+			t.Errorf("429 from %s without Retry-After", xff)
+		}
+		return w.Code
+	}
+	// One address past its own rate spends nothing of the total.
+	for i, want := range []int{200, 200, 429, 429, 429} {
+		if code := send("198.18.0.1"); code != want {
+			t.Fatalf("request %d from one address: %d, want %d", i, code, want)
+		}
+	}
+	// Three more of the total's five from three addresses, then nobody.
+	for i := 2; i <= 4; i++ {
+		if code := send(fmt.Sprintf("198.18.0.%d", i)); code != http.StatusOK {
+			t.Fatalf("address %d: %d", i, code)
+		}
+	}
+	for i := 5; i <= 8; i++ {
+		if code := send(fmt.Sprintf("198.18.0.%d", i)); code != http.StatusTooManyRequests {
+			t.Fatalf("address %d past the total: %d", i, code)
+		}
+	}
+	want := []string{"register/rate_limited", "register/rate_limited", "register/rate_limited",
+		"register/rate_limited_total", "register/rate_limited_total", "register/rate_limited_total", "register/rate_limited_total"}
+	if !slices.Equal(reasons, want) {
+		t.Fatalf("refusals %v, want %v", reasons, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -76,6 +77,9 @@ func (r redirectRule) check(raw string) error {
 	}
 	if u.User != nil {
 		return fmt.Errorf("redirect URI %q has user information", raw)
+	}
+	if u.Host != "" && !validHost(u.Hostname()) {
+		return fmt.Errorf("redirect URI %q: the host is neither a DNS name nor an IP address", raw)
 	}
 	switch {
 	case u.Scheme == "https" && u.Host != "":
@@ -177,6 +181,31 @@ func CheckAppRedirectScheme(s string) error {
 // isPrivateUse reports whether a checked redirect URI uses a private-use
 // scheme rather than https or loopback http.
 func isPrivateUse(u *url.URL) bool { return u.Scheme != "https" && u.Scheme != "http" }
+
+// validHost reports whether a redirect URI's host (without port or
+// brackets) is a DNS name — dot-separated labels of letters, digits and
+// inner hyphens, at most 253 bytes — or an IP address without a zone. Go's
+// URL parser takes much more as a host ("a;b", "a'b", "a,b"), and the
+// host reaches the consent page's Content-Security-Policy and its text.
+func validHost(host string) bool {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Zone() == ""
+	}
+	if host == "" || len(host) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(host, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, c := range l {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 func isLoopback(host string) bool {
 	if host == "localhost" {

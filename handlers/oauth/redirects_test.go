@@ -35,6 +35,23 @@ func TestRedirectRule(t *testing.T) {
 		{"https://xn--bcher-kva.example/c%20b", ""},
 		{"https://app.example/" + strings.Repeat("a", maxRedirectURIBytes), "longer than"},
 
+		// The host is a DNS name or an IP literal: Go's parser takes
+		// these, and they would reach the consent page's CSP.
+		{"https://a;b/cb", "neither a DNS name nor an IP address"},
+		{"https://a'b/cb", "neither a DNS name nor an IP address"},
+		{"https://a,b/cb", "neither a DNS name nor an IP address"},
+		{"https://a%3Bb.example/cb", "not an absolute URL"},
+		{"https://a_b.example/cb", "neither a DNS name nor an IP address"},
+		{"https://-a.example/cb", "neither a DNS name nor an IP address"},
+		{"https://a..example/cb", "neither a DNS name nor an IP address"},
+		{"https://" + strings.Repeat("a", 64) + ".example/cb", "neither a DNS name nor an IP address"},
+		{"http://[fe80::1%25eth0]/cb", "neither a DNS name nor an IP address"},
+		{"cursor://a;b/cb", "neither a DNS name nor an IP address"},
+		{"https://APP.example/cb", ""},
+		{"https://192.0.2.7:8443/cb", ""},
+		{"https://[2001:db8::1]/cb", ""},
+		{"https://" + strings.Repeat("a", 63) + ".example/cb", ""},
+
 		// Reverse-DNS private-use schemes (RFC 8252 §7.1) need no listing.
 		{"com.example.app:/oauth2redirect", ""},
 		{"com.example.agw-test:/oauth/callback", ""},

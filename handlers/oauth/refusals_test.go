@@ -40,6 +40,22 @@ func TestRefusalsAreListed(t *testing.T) {
 		t.Fatalf("a registration over the limit: %d", status)
 	}
 
+	// Within the address's rate but past the gateway-wide one: the
+	// harness's own registration spent the total of 1, and the total of 2
+	// authorizations goes on the first two.
+	total := newHarness(t, harnessOptions{registrations: 10, totalRegistrations: 1, authorizations: 10, totalAuthorizations: 2,
+		refused: func(endpoint, reason string) {
+			mu.Lock()
+			seen[oauth.Refusal{Endpoint: endpoint, Reason: reason}] = true
+			mu.Unlock()
+		}})
+	if status, _ := total.postJSON(t, "/oauth/register", map[string]any{"redirect_uris": []string{redirectURI}}); status != http.StatusTooManyRequests {
+		t.Fatalf("a registration over the total: %d", status)
+	}
+	for i := 0; i < 3; i++ {
+		total.start(t, newBrowser(t), total.newAuthz())
+	}
+
 	mu.Lock()
 	defer mu.Unlock()
 	listed := map[oauth.Refusal]bool{}

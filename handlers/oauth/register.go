@@ -22,11 +22,14 @@ import (
 // scheme (redirectRule), short names, and a per-address rate limit (see
 // Routes).
 
-// Registration limits.
+// Registration limits: a stored client is at most a few short redirect
+// URIs and a short name (store/validate.go holds the same), and a
+// registration document at most maxRegistrationBytes.
 const (
-	maxRegisteredRedirectURIs = 10
-	maxRedirectURIBytes       = 2048
+	maxRegisteredRedirectURIs = 5
+	maxRedirectURIBytes       = 512
 	maxClientNameRunes        = 200
+	maxRegistrationBytes      = 16 << 10
 )
 
 // registration is the subset of RFC 7591 client metadata the gateway
@@ -42,7 +45,7 @@ type registration struct {
 // register is POST /oauth/register.
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var req registration
-	dec := json.NewDecoder(r.Body)
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRegistrationBytes))
 	if err := dec.Decode(&req); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -60,7 +63,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, code, msg)
 		return
 	}
-	c, err := s.cfg.Store.RegisterClient(r.Context(), req.ClientName, req.RedirectURIs)
+	c, evicted, err := s.cfg.Store.RegisterClientCapped(r.Context(), req.ClientName, req.RedirectURIs, s.cfg.MaxUnusedClients)
+	if evicted > 0 {
+		s.cfg.Log.Warn("unused OAuth clients past oauth.max_unused_clients; the oldest were deleted",
+			"evicted", evicted, "max_unused_clients", s.cfg.MaxUnusedClients)
+	}
 	if errors.Is(err, store.ErrInvalid) {
 		writeError(w, http.StatusBadRequest, "invalid_client_metadata", err.Error())
 		return

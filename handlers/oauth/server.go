@@ -38,6 +38,7 @@ type Store interface {
 	store.AuthorizationServerStore
 	GetClient(ctx context.Context, clientID string) (store.Client, error)
 	RegisterClient(ctx context.Context, name string, redirectURIs []string) (store.Client, error)
+	store.OAuthCapStore
 	CreateConsent(ctx context.Context, projectID, subject, clientID string, scopes []string) (store.Consent, error)
 	GetConsent(ctx context.Context, consentID string) (store.Consent, error)
 	ListConsents(ctx context.Context, projectID string, includeRevoked bool) ([]store.Consent, error)
@@ -84,10 +85,21 @@ type Config struct {
 	// store a login session) per client IP; zero means
 	// DefaultAuthorizationsPerMinute.
 	AuthorizationsPerMinute int
+	// TotalRegistrationsPerMinute and TotalAuthorizationsPerMinute bound
+	// the same requests from all addresses together; zero means
+	// DefaultTotalRegistrationsPerMinute and
+	// DefaultTotalAuthorizationsPerMinute.
+	TotalRegistrationsPerMinute, TotalAuthorizationsPerMinute int
+	// MaxUnusedClients caps the clients that never obtained a token, and
+	// MaxLoginSessions the stored login sessions: past them the oldest are
+	// deleted (store.OAuthCapStore says why evict rather than refuse).
+	// Zero means DefaultMaxUnusedClients and DefaultMaxLoginSessions.
+	MaxUnusedClients, MaxLoginSessions int
 	// NewCounter returns the counter of one limit ("authorize", "register",
-	// and the client metadata fetch rates "client_metadata_address",
-	// "client_metadata_total"), shared between replicas (Redis); nil counts
-	// in memory, per process.
+	// their gateway-wide "authorize_total", "register_total", and the
+	// client metadata fetch rates "client_metadata_address",
+	// "client_metadata_host", "client_metadata_total"), shared between
+	// replicas (Redis); nil counts in memory, per process.
 	NewCounter func(limit string) httprate.LimitCounter
 	// Refused, if set, is told each refusal of a limit or a bound, by
 	// endpoint and reason (metrics).
@@ -124,6 +136,10 @@ func New(cfg Config) *Server {
 	cfg.LoginTTL = cmp.Or(cfg.LoginTTL, DefaultLoginTTL)
 	cfg.RegistrationsPerMinute = cmp.Or(cfg.RegistrationsPerMinute, DefaultRegistrationsPerMinute)
 	cfg.AuthorizationsPerMinute = cmp.Or(cfg.AuthorizationsPerMinute, DefaultAuthorizationsPerMinute)
+	cfg.TotalRegistrationsPerMinute = cmp.Or(cfg.TotalRegistrationsPerMinute, DefaultTotalRegistrationsPerMinute)
+	cfg.TotalAuthorizationsPerMinute = cmp.Or(cfg.TotalAuthorizationsPerMinute, DefaultTotalAuthorizationsPerMinute)
+	cfg.MaxUnusedClients = cmp.Or(cfg.MaxUnusedClients, DefaultMaxUnusedClients)
+	cfg.MaxLoginSessions = cmp.Or(cfg.MaxLoginSessions, DefaultMaxLoginSessions)
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -202,12 +218,12 @@ func (s *Server) Routes() http.Handler {
 	if s.cimd != nil {
 		r.Use(withFetchAddress) // the fetch rate's key, for fosite's storage calls
 	}
-	registerLimit := s.perAddress(limitRegister, s.cfg.RegistrationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations from this address; try again in a minute")
+	registerLimit := s.limited(limitRegister, s.cfg.RegistrationsPerMinute, s.cfg.TotalRegistrationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations from this address or in all; try again in a minute")
 	})
-	authorizeLimit := s.perAddress(limitAuthorize, s.cfg.AuthorizationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
+	authorizeLimit := s.limited(limitAuthorize, s.cfg.AuthorizationsPerMinute, s.cfg.TotalAuthorizationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
 		s.errorPage(w, http.StatusTooManyRequests, "Too many sign-in attempts",
-			"Too many authorization requests came from this address. Try again in a minute.")
+			"Too many authorization requests came from this address, or to this gateway in all. Try again in a minute.")
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(CORS)

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/agent-gateway/agent-gateway/server/diffread/diffreadtest"
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
@@ -262,6 +263,23 @@ func TestDiffCommandRefusals(t *testing.T) {
 		run := runDiffCommand(t, bin, nil, "--endpoint", s.URL, "--token-file", tokenFile, "team/project#7")
 		if run.code != 1 || !bytes.Equal(run.stdout, diff[:2*32768]) || !strings.Contains(string(run.stderr), "NOT verified") {
 			t.Fatalf("exit %d, %d bytes out, stderr: %s", run.code, len(run.stdout), run.stderr)
+		}
+	})
+
+	t.Run("an endpoint's bidi and invisible characters are escaped on stderr", func(t *testing.T) {
+		o := o
+		o.Edit = on(1, func(*diffreadtest.ServedPage) *diffreadtest.ToolError {
+			return &diffreadtest.ToolError{Code: "not_found", Message: "see \u202egnp.exe\u202c \u2066ok\u2069 z\u200bw"}
+		})
+		s := diffreadtest.Start(t, o)
+		run := runDiffCommand(t, bin, nil, "--endpoint", s.URL, "--token-file", tokenFile, "team/project#7")
+		if run.code == 0 || !strings.Contains(string(run.stderr), `see \u202egnp.exe\u202c \u2066ok\u2069 z\u200bw`) {
+			t.Fatalf("exit %d, stderr: %q", run.code, run.stderr)
+		}
+		for _, r := range string(run.stderr) {
+			if unicode.Is(unicode.Cf, r) {
+				t.Fatalf("format character %U reached stderr: %q", r, run.stderr)
+			}
 		}
 	})
 

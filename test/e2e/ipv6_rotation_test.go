@@ -157,3 +157,44 @@ func runUnlessServing(t *testing.T, addr string, args []string, env ...string) (
 		}
 	}
 }
+
+// TestTrustedProxiesUnionRefused: entries that are harmless one by one
+// but together trust every address (two halves per family) are refused at
+// --config-test and at start, unless trust_all_forwarded is set; then the
+// gateway starts, warns in its log, and believes X-Forwarded-For.
+func TestTrustedProxiesUnionRefused(t *testing.T) {
+	const halves = "0.0.0.0/1,128.0.0.0/1,::/1,8000::/1"
+	for _, args := range [][]string{{"serve", "--config-test"}, {"serve"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			addr := gatewaytest.FreeAddr(t)
+			out, err := runUnlessServing(t, addr, args, "AGENT_GATEWAY_LISTEN="+addr, "AGENT_GATEWAY_DATA_DIR="+t.TempDir(),
+				"AGENT_GATEWAY_TRUSTED_PROXIES="+halves)
+			if err == nil || !strings.Contains(out, "trusted_proxies: together the entries trust 0.0.0.0 through 255.255.255.255") ||
+				!strings.Contains(out, "trusted_proxies: together the entries trust :: through ffff:") || strings.Contains(out, "configuration OK") {
+				t.Fatalf("exit %v: %s", err, out)
+			}
+		})
+	}
+	t.Run("trust_all_forwarded", func(t *testing.T) {
+		gw := gatewaytest.Start(t, gatewaytest.Options{Env: map[string]string{
+			"AGENT_GATEWAY_TRUSTED_PROXIES": halves, "AGENT_GATEWAY_TRUST_ALL_FORWARDED": "true",
+		}})
+		if !strings.Contains(gw.Logs(), "TRUST_ALL_FORWARDED IS SET") {
+			t.Fatalf("no warning at start: %s", gw.Logs())
+		}
+		req, _ := http.NewRequest(http.MethodGet, gw.URL+"/healthz", nil)
+		req.Header.Set("X-Forwarded-For", "198.51.100.77")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(gw.Logs(), `"client_ip":"198.51.100.77"`) {
+			if time.Now().After(deadline) {
+				t.Fatalf("X-Forwarded-For not believed: %s", gw.Logs())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}

@@ -75,7 +75,8 @@ func TestOAuthNoOpenRedirect(t *testing.T) {
 
 // TestOAuthRedirectSchemes: registration refuses the schemes operating
 // systems run (ms-msdt:, search-ms:) and single-label schemes nobody
-// listed, and accepts https, loopback http, reverse-DNS schemes and the
+// listed, and hosts that are neither DNS names nor IP literals ("a;b"),
+// and accepts https, loopback http, reverse-DNS schemes and the
 // listed IDE schemes; oauth.app_redirect_schemes replaces the list, and
 // --config-test refuses listing a scheme that is never allowed.
 func TestOAuthRedirectSchemes(t *testing.T) {
@@ -90,6 +91,11 @@ func TestOAuthRedirectSchemes(t *testing.T) {
 		{"vnd.sun.star.script:/Standard.Module1.Main", http.StatusBadRequest},
 		{"myapp://cb/x", http.StatusBadRequest},
 		{"windsurf://codeium/cb", http.StatusBadRequest},
+		// A host must be a DNS name or an IP literal.
+		{"https://a;b/cb", http.StatusBadRequest},
+		{"https://a'b/cb", http.StatusBadRequest},
+		{"https://a,b/cb", http.StatusBadRequest},
+		{"cursor://anysphere;x/oauth/callback", http.StatusBadRequest},
 		{"cursor://anysphere.cursor-mcp/oauth/callback", http.StatusCreated},
 		{"vscode://vscode.github-authentication/did-authenticate", http.StatusCreated},
 		{"com.example.app:/oauth2redirect", http.StatusCreated},
