@@ -80,7 +80,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestBodyBudgetMinRate: through a real server, a body that sends nothing,
-// or stops half way, is cut by the minimum data rate (its read fails and
+// or stops half way (even after sending far ahead of the rate), is cut by the minimum data rate (its read fails and
 // its connection ends within seconds, not at the server's ReadTimeout),
 // while a slow body that keeps above the rate completes.
 func TestBodyBudgetMinRate(t *testing.T) {
@@ -92,6 +92,7 @@ func TestBodyBudgetMinRate(t *testing.T) {
 	}{
 		{"nothing sent", 100, 0},
 		{"stopped half way", 100, 50},
+		{"stopped after bytes sent well ahead of the rate", 1 << 20, 1<<20 - 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ended := stalledBody(t, srv, "127.0.0.2", c.declared, c.sent)

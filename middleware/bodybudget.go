@@ -22,9 +22,10 @@ type BodyBudgetOptions struct {
 	RouteCap func(*http.Request) int64
 	// MinRate (bytes a second) and Grace make the minimum data rate of a
 	// body: it may fall at most Grace behind MinRate, counted from when
-	// the handler starts, before its connection's read deadline passes and
-	// the request ends; MaxTime bounds the whole body (the server's
-	// ReadTimeout). Zero MinRate sets no rate (unit tests only).
+	// the handler starts, and go at most Grace without a byte, before its
+	// connection's read deadline passes and the request ends; MaxTime
+	// bounds the whole body (the server's ReadTimeout). Zero MinRate sets
+	// no rate (unit tests only).
 	MinRate        int64
 	Grace, MaxTime time.Duration
 	// Stalls, if set, is where a body waiting for its bytes is listed, so
@@ -206,14 +207,15 @@ func (b *budgetedBody) reserveLocked() error {
 
 // setDeadline sets the connection's read deadline to the minimum data
 // rate: Grace after the moment the bytes read so far were due at MinRate,
-// and never past MaxTime from the start. b.mu is held (or b is new).
+// and Grace after the last bytes came (bytes sent early buy no time to
+// stall in), never past MaxTime from the start. b.mu is held (or b is new).
 func (b *budgetedBody) setDeadline() {
 	o := b.b.opt
 	if o.MinRate <= 0 {
 		return
 	}
 	due := b.start.Add(time.Duration(b.used) * time.Second / time.Duration(o.MinRate))
-	d := due.Add(o.Grace)
+	d := minTime(due.Add(o.Grace), b.last.Add(o.Grace))
 	if o.MaxTime > 0 {
 		d = minTime(d, b.start.Add(o.MaxTime))
 	}
