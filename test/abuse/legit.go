@@ -12,23 +12,23 @@ import (
 	"time"
 )
 
-// call is one kind of legitimate request.
+// call is one kind of legitimate request: a JSON-RPC call, or a token
+// exchange when exchange is set.
 type call struct {
 	name, path, bearer, body string
+	exchange                 *tokenExchange
 }
 
 // legitCalls are what honest callers do on both endpoints: an anonymous
-// Forgejo read, a verified diff page with a Forgejo token, and a document
-// read with a gateway token.
+// Forgejo read, a verified diff page with a Forgejo token, a document
+// read with a gateway token, and an OAuth token exchange.
 func legitCalls(s *stack) []call {
 	d := s.demo
 	return []call{
-		{"forgejo anonymous", "/mcp/forgejo", "",
-			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_repository","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PublicRepo + `"}}}`},
-		{"forgejo diff page", "/mcp/forgejo", d.ReaderToken,
-			fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":%q,"repo":%q,"index":%d}}}`, d.Owner, d.PublicRepo, d.OpenPull)},
-		{"documents", "/mcp/documents", s.docsToken,
-			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"` + s.sourceID + `"}}}`},
+		{name: "oauth token exchange", exchange: s.honest},
+		{name: "forgejo anonymous", path: "/mcp/forgejo", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_repository","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PublicRepo + `"}}}`},
+		{name: "forgejo diff page", path: "/mcp/forgejo", bearer: d.ReaderToken, body: fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":%q,"repo":%q,"index":%d}}}`, d.Owner, d.PublicRepo, d.OpenPull)},
+		{name: "documents", path: "/mcp/documents", bearer: s.docsToken, body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"` + s.sourceID + `"}}}`},
 	}
 }
 
@@ -101,6 +101,9 @@ func runLegit(ctx context.Context, s *stack, phase, interval time.Duration) *leg
 // legitRequest makes one legitimate call and says how it failed ("" for
 // success: HTTP 200 and a result that is not an error).
 func legitRequest(client *http.Client, base string, c call) (time.Duration, string) {
+	if c.exchange != nil {
+		return c.exchange.exchange(client, base)
+	}
 	req, _ := http.NewRequest(http.MethodPost, base+c.path, strings.NewReader(c.body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
