@@ -38,6 +38,7 @@ type legitStats struct {
 	latencies []time.Duration
 	ok, total int
 	failures  map[string]int
+	byCall    map[string][]time.Duration
 }
 
 func (st *legitStats) add(d time.Duration, failure string) {
@@ -62,11 +63,26 @@ func (st *legitStats) successRate() float64 {
 	return 100 * float64(st.ok) / float64(st.total)
 }
 
-func (st *legitStats) p99() time.Duration {
-	if len(st.latencies) == 0 {
+func (st *legitStats) p99() time.Duration { return p99Of(st.latencies) }
+
+// slowest names each call's p99, slowest first: where the time went.
+func (st *legitStats) slowest() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	names := sortedKeys(st.byCall)
+	sort.Slice(names, func(i, j int) bool { return p99Of(st.byCall[names[i]]) > p99Of(st.byCall[names[j]]) })
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %s", n, ms(p99Of(st.byCall[n]))))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func p99Of(latencies []time.Duration) time.Duration {
+	if len(latencies) == 0 {
 		return 0
 	}
-	l := append([]time.Duration(nil), st.latencies...)
+	l := append([]time.Duration(nil), latencies...)
 	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
 	return l[min(len(l)-1, int(float64(len(l))*0.99))]
 }
@@ -85,7 +101,14 @@ func runLegit(ctx context.Context, s *stack, phase, interval time.Duration) *leg
 			tick := time.NewTicker(interval)
 			defer tick.Stop()
 			for {
-				st.add(legitRequest(client, s.url, c))
+				d, failure := legitRequest(client, s.url, c)
+				st.add(d, failure)
+				st.mu.Lock()
+				if st.byCall == nil {
+					st.byCall = map[string][]time.Duration{}
+				}
+				st.byCall[c.name] = append(st.byCall[c.name], d)
+				st.mu.Unlock()
 				select {
 				case <-ctx.Done():
 					return
