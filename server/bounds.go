@@ -12,10 +12,11 @@ import (
 )
 
 // The minimum data rate of request bodies (docs/architecture.md#load-bounds):
-// a body may fall at most bodyGrace behind bodyMinRate, so a connection that
-// stops sending is cut within bodyGrace of its last byte due, while any link
-// of 32 kbit/s or more completes; bodyReadTimeout bounds a whole request (a
-// 1 MiB body needs about 17.5 KiB/s on average).
+// a body may fall at most bodyGrace behind bodyMinRate and go at most
+// bodyGrace without a byte, so a connection that stops sending is cut within
+// bodyGrace, while any link of 32 kbit/s or more keeps going;
+// bodyReadTimeout bounds a whole request (a 1 MiB body needs about
+// 17.5 KiB/s on average).
 const (
 	bodyMinRate     = 4 << 10
 	bodyGrace       = 5 * time.Second
