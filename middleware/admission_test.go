@@ -244,41 +244,64 @@ func checkOneEvicted(t *testing.T, readErrs chan error) {
 // stalled to evict, the gateway-wide 503.
 func TestInFlightFairShare(t *testing.T) {
 	f := NewInFlight(InFlightOptions{Max: 8, MaxPerIP: 8})
-	release := make(chan struct{})
-	var started, done sync.WaitGroup
-	hold := f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { started.Done(); <-release }))
-	send := func(ip string, h http.Handler) int {
-		r, rec := newReq(http.MethodPost, "/mcp", nil)
-		setFrom(rec, ip)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w.Code
-	}
-	holdFrom := func(ip string) {
-		started.Add(1)
-		done.Add(1)
-		go func() { defer done.Done(); send(ip, hold) }()
-		started.Wait()
-	}
+	hs := newHolders(f.Handler)
 	for range 5 {
-		holdFrom("192.0.2.1")
+		hs.from("192.0.2.1")
 	}
-	holdFrom("192.0.2.2")
+	hs.from("192.0.2.2")
 	// 6 of 8 held: the next is under pressure; 192.0.2.1 holds 5 of a
 	// fair share of 4.
-	if code := send("192.0.2.1", f.Handler(mustNotRun(t))); code != http.StatusTooManyRequests {
+	if code := sendFrom("192.0.2.1", f.Handler(mustNotRun(t))); code != http.StatusTooManyRequests {
 		t.Fatalf("the heaviest address under pressure: %d, want 429", code)
 	}
-	holdFrom("192.0.2.2")
-	holdFrom("192.0.2.3")
-	if code := send("192.0.2.4", f.Handler(mustNotRun(t))); code != http.StatusServiceUnavailable {
+	hs.from("192.0.2.2")
+	hs.from("192.0.2.3")
+	if code := sendFrom("192.0.2.4", f.Handler(mustNotRun(t))); code != http.StatusServiceUnavailable {
 		t.Fatalf("at the bound: %d, want 503", code)
 	}
-	close(release)
-	done.Wait()
+	hs.end()
 	if f.Current() != 0 {
 		t.Fatalf("in flight %d", f.Current())
 	}
+}
+
+// holders hold requests open through a handler until end, so a test can
+// fill a bound.
+type holders struct {
+	started, done sync.WaitGroup
+	release       chan struct{}
+	hold          http.Handler
+}
+
+// newHolders holds requests in the handler wrap makes around a blocking
+// one.
+func newHolders(wrap func(http.Handler) http.Handler) *holders {
+	hs := &holders{release: make(chan struct{})}
+	hs.hold = wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hs.started.Done(); <-hs.release }))
+	return hs
+}
+
+// from holds one request from ip, returning once it is being served.
+func (hs *holders) from(ip string) {
+	hs.started.Add(1)
+	hs.done.Add(1)
+	go func() { defer hs.done.Done(); sendFrom(ip, hs.hold) }()
+	hs.started.Wait()
+}
+
+// end lets every held request finish.
+func (hs *holders) end() {
+	close(hs.release)
+	hs.done.Wait()
+}
+
+// sendFrom makes one request from ip through h and returns its status.
+func sendFrom(ip string, h http.Handler) int {
+	r, rec := newReq(http.MethodPost, "/mcp", nil)
+	setFrom(rec, ip)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code
 }
 
 // TestInFlightReserve: past authentication, requests without a verified
