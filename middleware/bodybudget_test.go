@@ -10,42 +10,76 @@ import (
 	"testing/iotest"
 )
 
-// TestBodyBudgetDeclared: a declared length is reserved before reading:
-// at the IP's share it is served, one byte over the share it is 413 (it
-// could never fit), over what the IP has left 429, over what the gateway
-// has left 503; reservations end with the handler.
+// TestBodyBudgetDeclared: a declared length over the route's cap (or the
+// IP's share) is 413 before anything is reserved; within it, nothing is
+// reserved until bytes are read, and then what was read: an IP past its
+// share is 429, past the gateway's bound 503; reservations end with the
+// handler.
 func TestBodyBudgetDeclared(t *testing.T) {
-	b := NewBodyBudget(BodyBudgetOptions{Max: 100, MaxPerIP: 60})
-	send := func(ip string, n int, next http.Handler) *httptest.ResponseRecorder {
-		r, rec := newReq(http.MethodPost, "/mcp", strings.NewReader(strings.Repeat("x", n)))
+	b := NewBodyBudget(BodyBudgetOptions{Max: 100, MaxPerIP: 60, RouteCap: func(r *http.Request) int64 {
+		if strings.HasPrefix(r.URL.Path, "/oauth/") {
+			return 20
+		}
+		return 1000
+	}})
+	send := func(ip, path string, n int, next http.Handler) *httptest.ResponseRecorder {
+		r, rec := newReq(http.MethodPost, path, strings.NewReader(strings.Repeat("x", n)))
 		setFrom(rec, ip)
 		w := httptest.NewRecorder()
 		b.Handler(next).ServeHTTP(w, r)
 		return w
 	}
-	var during int64
-	if w := send("192.0.2.1", 60, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		during = b.Buffered()
+	var before, during int64
+	if w := send("192.0.2.1", "/mcp", 60, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		before = b.Buffered()
 		_, _ = io.Copy(io.Discard, r.Body)
-	})); w.Code != http.StatusOK || during != 60 {
-		t.Fatalf("at the share: %d, %d buffered", w.Code, during)
+		during = b.Buffered()
+	})); w.Code != http.StatusOK || before != 0 || during != 60 {
+		t.Fatalf("at the share: %d, %d reserved before reading, %d after", w.Code, before, during)
 	}
 	if b.Buffered() != 0 {
 		t.Fatalf("reservation outlived the handler: %d", b.Buffered())
 	}
-	if w := send("192.0.2.1", 61, mustNotRun(t)); w.Code != http.StatusRequestEntityTooLarge {
-		t.Fatalf("one over the share: %d", w.Code)
+	for _, c := range []struct {
+		path string
+		n    int
+		want int
+	}{
+		{"/oauth/token", 20, http.StatusOK},
+		{"/oauth/token", 21, http.StatusRequestEntityTooLarge}, // over the route's cap
+		{"/mcp", 61, http.StatusRequestEntityTooLarge},         // over the IP's share
+	} {
+		next := http.Handler(ok)
+		if c.want != http.StatusOK {
+			next = mustNotRun(t)
+		}
+		if w := send("192.0.2.1", c.path, c.n, next); w.Code != c.want {
+			t.Errorf("%d bytes to %s: %d, want %d", c.n, c.path, w.Code, c.want)
+		}
 	}
-	// Nested: A holds 50, then A asks 11 more (429), B holds 50, C asks 1 (503).
+	// Nested, each reading its body first: A holds 50, then A reads 11 more
+	// (429), B holds 50, C reads 1 (503).
 	inner := func(ip string, n, want int, then http.Handler) http.Handler {
-		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-			if w := send(ip, n, then); w.Code != want {
-				t.Errorf("%s asking %d: %d, want %d (%s)", ip, n, w.Code, want, w.Body.String())
+		return http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			if then == nil {
+				then = ok
+			}
+			body := then
+			if want != http.StatusOK {
+				body = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if _, err := io.ReadAll(r.Body); bodyBudgetRefusal(err) != nil {
+						Refuse(w, r, bodyBudgetRefusal(err))
+					}
+				})
+			}
+			if w := send(ip, "/mcp", n, body); w.Code != want {
+				t.Errorf("%s reading %d: %d, want %d (%s)", ip, n, w.Code, want, w.Body.String())
 			}
 		})
 	}
-	send("192.0.2.1", 50, inner("192.0.2.1", 11, http.StatusTooManyRequests,
-		inner("192.0.2.2", 50, http.StatusOK, inner("192.0.2.3", 1, http.StatusServiceUnavailable, nil))))
+	send("192.0.2.1", "/mcp", 50, inner("192.0.2.1", 11, http.StatusTooManyRequests, nil))
+	send("192.0.2.1", "/mcp", 50, inner("192.0.2.2", 50, http.StatusOK, inner("192.0.2.3", 1, http.StatusServiceUnavailable, nil)))
 	if b.Buffered() != 0 {
 		t.Fatalf("%d bytes still reserved", b.Buffered())
 	}
@@ -62,8 +96,14 @@ func TestBodyBudgetIPv6Prefix(t *testing.T) {
 		b.Handler(next).ServeHTTP(w, r)
 		return w.Code
 	}
-	send("2001:db8:1:2::1", 50, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		if code := send("2001:db8:1:2:ffff::2", 11, mustNotRun(t)); code != http.StatusTooManyRequests {
+	readThen429 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); bodyBudgetRefusal(err) != nil {
+			Refuse(w, r, bodyBudgetRefusal(err))
+		}
+	})
+	send("2001:db8:1:2::1", 50, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if code := send("2001:db8:1:2:ffff::2", 11, readThen429); code != http.StatusTooManyRequests {
 			t.Errorf("another address of the /64 past the share: %d, want 429", code)
 		}
 		if code := send("2001:db8:1:3::1", 11, ok); code != http.StatusOK {

@@ -87,28 +87,14 @@ func TestTallyForgetsIdleAddresses(t *testing.T) {
 // own.
 func TestInFlightIPv6Prefix(t *testing.T) {
 	f := NewInFlight(InFlightOptions{Max: 10, MaxPerIP: 2})
-	release := make(chan struct{})
-	var started, done sync.WaitGroup
-	hold := f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { started.Done(); <-release }))
-	send := func(ip string, h http.Handler) int {
-		r, rec := newReq(http.MethodPost, "/mcp", nil)
-		setFrom(rec, ip)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w.Code
-	}
-	for _, ip := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2"} {
-		started.Add(1)
-		done.Add(1)
-		go func() { defer done.Done(); send(ip, hold) }()
-		started.Wait()
-	}
-	if code := send("2001:db8:1:2:ffff::3", f.Handler(mustNotRun(t))); code != http.StatusTooManyRequests {
+	hs := newHolders(f.Handler)
+	hs.from("2001:db8:1:2::1")
+	hs.from("2001:db8:1:2::2")
+	if code := sendFrom("2001:db8:1:2:ffff::3", f.Handler(mustNotRun(t))); code != http.StatusTooManyRequests {
 		t.Errorf("a third address of the /64: %d, want 429", code)
 	}
-	if code := send("2001:db8:1:3::1", f.Handler(ok)); code != http.StatusOK {
+	if code := sendFrom("2001:db8:1:3::1", f.Handler(ok)); code != http.StatusOK {
 		t.Errorf("the next /64: %d, want 200", code)
 	}
-	close(release)
-	done.Wait()
+	hs.end()
 }

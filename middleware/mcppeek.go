@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
@@ -66,17 +67,30 @@ func MCPPeek(next http.Handler) http.Handler {
 	})
 }
 
-// readBody reads the whole body. A declared length sizes the buffer once
-// (the body budget reserved exactly that much); io.ReadAll's doubling would
-// hold up to twice as much while reading.
+// readBody reads the whole body. With a declared length the buffer grows
+// as bytes arrive, doubling but never past the declared length: a request
+// that declares 1 MiB and sends a few bytes holds a few bytes, not a 1 MiB
+// buffer (issue 30: nothing is reserved beyond what has arrived), and the
+// copy is never twice the declared length as io.ReadAll's could be.
 func readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength <= 0 || r.ContentLength > MaxBodyBytes {
 		return io.ReadAll(r.Body)
 	}
-	var buf bytes.Buffer
-	buf.Grow(int(r.ContentLength) + bytes.MinRead)
-	_, err := buf.ReadFrom(r.Body)
-	return buf.Bytes(), err
+	want := int(r.ContentLength)
+	buf := make([]byte, 0, min(want, bodyStep)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, max(1, min(cap(buf), want+1-len(buf))))
+		}
+		n, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // peekCall parses a JSON-RPC message strictly and returns its call, or a

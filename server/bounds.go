@@ -2,11 +2,41 @@ package server
 
 import (
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
+
+// The minimum data rate of request bodies (docs/architecture.md#load-bounds):
+// a body may fall at most bodyGrace behind bodyMinRate and go at most
+// bodyGrace without a byte, so a connection that stops sending is cut within
+// bodyGrace, while any link of 32 kbit/s or more keeps going;
+// bodyReadTimeout bounds a whole request (a 1 MiB body needs about
+// 17.5 KiB/s on average).
+const (
+	bodyMinRate     = 4 << 10
+	bodyGrace       = 5 * time.Second
+	bodyReadTimeout = 60 * time.Second
+)
+
+// routeBodyCap is the most body bytes r's route reads: 1 MiB on the MCP
+// endpoints, 64 KiB on /oauth/*, and 64 KiB on every other route (none
+// reads a body); a declared length over it is 413 before anything is
+// reserved.
+func routeBodyCap(r *http.Request) int64 {
+	if strings.HasPrefix(r.URL.Path, "/mcp/") {
+		return middleware.MaxBodyBytes
+	}
+	return oauth.MaxBodyBytes
+}
+
+// verifiedReserve is the part of http.max_in_flight kept for verified
+// principals (an eighth).
+func verifiedReserve(maxInFlight int) int { return maxInFlight / 8 }
 
 // loadBounds are the gateway-wide bounds on what callers can make it hold
 // at once (docs/architecture.md#load-bounds): requests in flight and buffered
@@ -15,7 +45,9 @@ import (
 type loadBounds struct {
 	inFlight   *middleware.InFlight
 	bodies     *middleware.BodyBudget
+	stalls     *middleware.Stalls
 	refusals   *prometheus.CounterVec
+	evictions  *prometheus.CounterVec
 	idleClosed prometheus.Counter
 }
 
@@ -50,6 +82,10 @@ func newLoadBounds(cfg Config, reg prometheus.Registerer) *loadBounds {
 			Name: "agent_gateway_load_refusals_total",
 			Help: "Requests and connections refused because a load bound was reached, by bound (connections, connections_per_ip, in_flight, in_flight_per_ip, body_budget, body_budget_per_ip).",
 		}, []string{"bound"}),
+		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_gateway_stalled_requests_evicted_total",
+			Help: "Requests waiting for their own body bytes that were ended to make room at a full bound, by bound (in_flight, body_budget).",
+		}, []string{"bound"}),
 		idleClosed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "agent_gateway_idle_connections_closed_total",
 			Help: "Idle connections closed to make room for a new one at http.max_connections.",
@@ -60,14 +96,20 @@ func newLoadBounds(cfg Config, reg prometheus.Registerer) *loadBounds {
 	for _, bound := range []string{"connections", "connections_per_ip", "in_flight", "in_flight_per_ip", "body_budget", "body_budget_per_ip"} {
 		b.refusals.WithLabelValues(bound)
 	}
+	for _, bound := range []string{"in_flight", "body_budget"} {
+		b.evictions.WithLabelValues(bound)
+	}
 	refused := func(bound string) { b.refusals.WithLabelValues(bound).Inc() }
+	b.stalls = middleware.NewStalls(func(bound string) { b.evictions.WithLabelValues(bound).Inc() })
 	b.inFlight = middleware.NewInFlight(middleware.InFlightOptions{
-		Max: cfg.MaxInFlight, MaxPerIP: cfg.MaxInFlightPerIP, Refused: refused, Exempt: isProbe,
+		Max: cfg.MaxInFlight, MaxPerIP: cfg.MaxInFlightPerIP, Reserve: verifiedReserve(cfg.MaxInFlight),
+		Stalls: b.stalls, Refused: refused, Exempt: isProbe,
 	})
 	b.bodies = middleware.NewBodyBudget(middleware.BodyBudgetOptions{
-		Max: cfg.BodyBudgetBytes, MaxPerIP: cfg.BodyBudgetPerIPBytes, Refused: refused,
+		Max: cfg.BodyBudgetBytes, MaxPerIP: cfg.BodyBudgetPerIPBytes, RouteCap: routeBodyCap,
+		MinRate: bodyMinRate, Grace: bodyGrace, MaxTime: bodyReadTimeout, Stalls: b.stalls, Refused: refused,
 	})
-	reg.MustRegister(b.refusals, b.idleClosed,
+	reg.MustRegister(b.refusals, b.evictions, b.idleClosed,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "agent_gateway_requests_in_flight",
 			Help: "Requests being served now (bounded by http.max_in_flight; probes and /metrics not counted).",

@@ -16,7 +16,8 @@ import (
 // connLimiter bounds the open connections of the API listener: in all and
 // per client address (the TCP peer, counted by middleware.ClientKey: an
 // IPv6 peer by its http.client_ipv6_prefix, so one host's addresses share
-// one bound). Hundreds of connections each holding
+// one bound); under pressure, by its fair share (overShare). Hundreds of
+// connections each holding
 // a slow request made the gateway hold hundreds of megabytes in the
 // hostile-load run. Past the total bound the connection idle the longest (a
 // keep-alive between requests, or one that has sent nothing yet) is closed to
@@ -113,7 +114,7 @@ func (l *connLimiter) admit(c net.Conn, ip netip.Addr) (*limitedConn, *limitedCo
 	defer l.mu.Unlock()
 	key := middleware.ClientKey(ip, l.ipv6Prefix)
 	exempt := l.exempt(ip)
-	if !exempt && l.perIP[key] >= l.maxPerIP {
+	if !exempt && (l.perIP[key] >= l.maxPerIP || l.overShare(key)) {
 		return nil, nil, "connections_per_ip"
 	}
 	var victim *limitedConn
@@ -136,6 +137,22 @@ func (l *connLimiter) admit(c net.Conn, ip netip.Addr) (*limitedConn, *limitedCo
 		l.perIP[key]++
 	}
 	return lc, victim, ""
+}
+
+// overShare reports whether one more connection of key would take it past
+// its fair share while the listener is under pressure (past three quarters
+// of max): max divided among the client keys with connections open, key
+// included. So under pressure the keys holding the most are refused first,
+// however many keys the holders spread over. l.mu is held.
+func (l *connLimiter) overShare(key string) bool {
+	if (len(l.open)+1)*4 <= l.max*3 {
+		return false
+	}
+	keys := len(l.perIP)
+	if l.perIP[key] == 0 {
+		keys++
+	}
+	return l.perIP[key]+1 > max(1, l.max/keys)
 }
 
 // forget removes c from the counts; l.mu is held.

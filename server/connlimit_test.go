@@ -212,3 +212,47 @@ func TestConnLimiterIPv6Prefix(t *testing.T) {
 		})
 	}
 }
+
+// TestConnLimiterFairShare: past three quarters of http.max_connections, a
+// new connection of the address holding more than its fair share (the
+// bound divided among the addresses with connections open) is refused,
+// while other addresses still connect.
+func TestConnLimiterFairShare(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []string
+	var mu sync.Mutex
+	l := newConnLimiter(ln, Config{MaxConnections: 8, MaxConnectionsPerIP: 8}, true, func(b string) {
+		mu.Lock()
+		refused = append(refused, b)
+		mu.Unlock()
+	}, func() {})
+	defer l.Close()
+	accepted := acceptAll(l)
+	addr := ln.Addr().String()
+	open := func(src string) {
+		dialFrom(t, src, addr)
+		select {
+		case c := <-accepted:
+			l.ConnState(c, http.StateActive) // busy: never the idle victim
+		case <-time.After(2 * time.Second):
+			t.Fatalf("a connection from %s was not accepted", src)
+		}
+	}
+	for range 5 {
+		open("127.0.0.2")
+	}
+	open("127.0.0.3") // 6 of 8 open
+	if c := dialFrom(t, "127.0.0.2", addr); !answered(t, c) {
+		t.Fatal("the address holding 5 of a fair share of 4 was not refused")
+	}
+	open("127.0.0.3")
+	open("127.0.0.4")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(refused) != 1 || refused[0] != "connections_per_ip" {
+		t.Fatalf("refused %v", refused)
+	}
+}

@@ -42,9 +42,9 @@ func (g *Gateway) Handler() http.Handler {
 	// logged and counted, and before anything reads a body or calls an
 	// upstream, so a refusal costs almost nothing. Requests in flight are
 	// bounded first: a request refused there never reserves body bytes.
-	// The body budget reserves a declared length before any byte is read;
-	// it is global (every route, /oauth/* forms included), while the 1 MiB
-	// per-body limit is the MCP chain's.
+	// The body budget refuses a declared length over the route's cap and
+	// counts bytes as they arrive, holding each body to a minimum data
+	// rate; it is global (every route, /oauth/* forms included).
 	r.Use(g.bounds.inFlight.Handler)
 	r.Use(g.bounds.bodies.Handler)
 
@@ -108,6 +108,9 @@ func (g *Gateway) mcpChain(c *toolset.Toolset, auth middleware.AuthOptions, a mi
 	// peeked call; the peek reads a body the limit has already bounded; the
 	// origin check refuses browser requests before any body is read.
 	h = budgets.Handler(h)
+	// The in-flight reserve for verified principals is applied here, the
+	// first point where the principal is known.
+	h = g.bounds.inFlight.Reserved(h)
 	h = middleware.ScopeGate(c, auth.Challenge)(h)
 	h = middleware.Authenticate(a, auth)(h)
 	h = middleware.MCPPeek(h)

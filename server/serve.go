@@ -64,7 +64,7 @@ func newHTTPServer(h http.Handler, cfg Config, log *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout, // slowloris: a trickle of headers is cut off
-		ReadTimeout:       60 * time.Second,      // a 1 MiB body at a slow but honest pace
+		ReadTimeout:       bodyReadTimeout,       // a whole request; bodies also keep a minimum data rate (bounds.go)
 		WriteTimeout:      cfg.WriteTimeout,      // per write on the API: the router's WriteDeadline re-arms it
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,

@@ -248,6 +248,10 @@ const strictCSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; 
 // documents are small.
 const maxBodyBytes = 64 << 10
 
+// MaxBodyBytes is the cap on every /oauth request body (maxBodyBytes): the
+// gateway's body budget refuses a longer declared length before reserving.
+const MaxBodyBytes = maxBodyBytes
+
 // unconfiguredMessage is what every endpoint says without an identity
 // provider.
 const unconfiguredMessage = "this gateway's OAuth authorization server is not configured: set oidc.issuer and oidc.client_id (see docs/oauth.md)"

@@ -12,23 +12,23 @@ import (
 	"time"
 )
 
-// call is one kind of legitimate request.
+// call is one kind of legitimate request: a JSON-RPC call, or a token
+// exchange when exchange is set.
 type call struct {
 	name, path, bearer, body string
+	exchange                 *tokenExchange
 }
 
 // legitCalls are what honest callers do on both endpoints: an anonymous
-// Forgejo read, a verified diff page with a Forgejo token, and a document
-// read with a gateway token.
+// Forgejo read, a verified diff page with a Forgejo token, a document
+// read with a gateway token, and an OAuth token exchange.
 func legitCalls(s *stack) []call {
 	d := s.demo
 	return []call{
-		{"forgejo anonymous", "/mcp/forgejo", "",
-			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_repository","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PublicRepo + `"}}}`},
-		{"forgejo diff page", "/mcp/forgejo", d.ReaderToken,
-			fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":%q,"repo":%q,"index":%d}}}`, d.Owner, d.PublicRepo, d.OpenPull)},
-		{"documents", "/mcp/documents", s.docsToken,
-			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"` + s.sourceID + `"}}}`},
+		{name: "oauth token exchange", exchange: s.honest},
+		{name: "forgejo anonymous", path: "/mcp/forgejo", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_repository","arguments":{"owner":"` + d.Owner + `","repo":"` + d.PublicRepo + `"}}}`},
+		{name: "forgejo diff page", path: "/mcp/forgejo", bearer: d.ReaderToken, body: fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_pull_request_diff","arguments":{"owner":%q,"repo":%q,"index":%d}}}`, d.Owner, d.PublicRepo, d.OpenPull)},
+		{name: "documents", path: "/mcp/documents", bearer: s.docsToken, body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"git_document_get","arguments":{"source_id":"` + s.sourceID + `"}}}`},
 	}
 }
 
@@ -38,6 +38,7 @@ type legitStats struct {
 	latencies []time.Duration
 	ok, total int
 	failures  map[string]int
+	byCall    map[string][]time.Duration
 }
 
 func (st *legitStats) add(d time.Duration, failure string) {
@@ -62,11 +63,26 @@ func (st *legitStats) successRate() float64 {
 	return 100 * float64(st.ok) / float64(st.total)
 }
 
-func (st *legitStats) p99() time.Duration {
-	if len(st.latencies) == 0 {
+func (st *legitStats) p99() time.Duration { return p99Of(st.latencies) }
+
+// slowest names each call's p99, slowest first: where the time went.
+func (st *legitStats) slowest() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	names := sortedKeys(st.byCall)
+	sort.Slice(names, func(i, j int) bool { return p99Of(st.byCall[names[i]]) > p99Of(st.byCall[names[j]]) })
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %s", n, ms(p99Of(st.byCall[n]))))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func p99Of(latencies []time.Duration) time.Duration {
+	if len(latencies) == 0 {
 		return 0
 	}
-	l := append([]time.Duration(nil), st.latencies...)
+	l := append([]time.Duration(nil), latencies...)
 	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
 	return l[min(len(l)-1, int(float64(len(l))*0.99))]
 }
@@ -85,7 +101,14 @@ func runLegit(ctx context.Context, s *stack, phase, interval time.Duration) *leg
 			tick := time.NewTicker(interval)
 			defer tick.Stop()
 			for {
-				st.add(legitRequest(client, s.url, c))
+				d, failure := legitRequest(client, s.url, c)
+				st.add(d, failure)
+				st.mu.Lock()
+				if st.byCall == nil {
+					st.byCall = map[string][]time.Duration{}
+				}
+				st.byCall[c.name] = append(st.byCall[c.name], d)
+				st.mu.Unlock()
 				select {
 				case <-ctx.Done():
 					return
@@ -101,6 +124,9 @@ func runLegit(ctx context.Context, s *stack, phase, interval time.Duration) *leg
 // legitRequest makes one legitimate call and says how it failed ("" for
 // success: HTTP 200 and a result that is not an error).
 func legitRequest(client *http.Client, base string, c call) (time.Duration, string) {
+	if c.exchange != nil {
+		return c.exchange.exchange(client, base)
+	}
 	req, _ := http.NewRequest(http.MethodPost, base+c.path, strings.NewReader(c.body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

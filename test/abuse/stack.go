@@ -36,6 +36,7 @@ type stack struct {
 	idp                        *oidcprovider.Provider
 	metadata                   *metadataHost // client metadata documents (cimd.go)
 	sourceID, docsToken        string
+	honest                     *tokenExchange // oauth.go
 }
 
 const (
@@ -155,6 +156,9 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 	for i := 0; i < 300; i++ {
 		if resp, err := http.Get(s.url + "/healthz"); err == nil {
 			resp.Body.Close()
+			if s.honest, err = signIn(s.url); err != nil {
+				return nil, fmt.Errorf("sign the honest OAuth client in: %w", err)
+			}
 			return s, nil
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -38,6 +38,7 @@ var documentedMetrics = []string{
 	"agent_gateway_request_body_bytes_buffered",
 	"agent_gateway_load_refusals_total",
 	"agent_gateway_idle_connections_closed_total",
+	"agent_gateway_stalled_requests_evicted_total",
 }
 
 // TestMetricsDocumented exercises every toolset, scrapes /metrics on the

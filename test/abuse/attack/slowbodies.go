@@ -18,8 +18,8 @@ import (
 
 // SlowBodies describes the slow-body attack of the hostile-load run: Conns
 // connections from Source each declare a Size-byte body to Path, send all of
-// it but the last ten bytes, and stall until Hold has passed or the gateway
-// answers or closes.
+// it but the last Withhold bytes (ten when zero; Size sends none), and stall
+// until Hold has passed or the gateway answers or closes.
 type SlowBodies struct {
 	Addr   string // host:port of the gateway, on loopback
 	Source string // loopback source address, e.g. 127.0.0.66 ("" for any)
@@ -27,7 +27,9 @@ type SlowBodies struct {
 	Conns  int
 	Size   int
 	Hold   time.Duration
-	Header http.Header // extra request headers
+	Header http.Header // extra request headers (a Content-Type replaces JSON)
+	// Withhold is how many bytes at the end of the body are never sent.
+	Withhold int
 }
 
 // SlowBodyResult says how the gateway dealt with the connections.
@@ -84,7 +86,10 @@ func (a SlowBodies) one(ctx context.Context) (int, bool, string) {
 	}
 	defer conn.Close()
 	var head strings.Builder
-	head.WriteString("POST " + a.Path + " HTTP/1.1\r\nHost: " + a.Addr + "\r\nContent-Type: application/json\r\n")
+	head.WriteString("POST " + a.Path + " HTTP/1.1\r\nHost: " + a.Addr + "\r\n")
+	if a.Header.Get("Content-Type") == "" {
+		head.WriteString("Content-Type: application/json\r\n")
+	}
 	head.WriteString("Accept: application/json, text/event-stream\r\nContent-Length: " + strconv.Itoa(a.Size) + "\r\n")
 	for k, vs := range a.Header {
 		for _, v := range vs {
@@ -116,7 +121,11 @@ func (a SlowBodies) one(ctx context.Context) (int, bool, string) {
 		for i := range chunk {
 			chunk[i] = ' '
 		}
-		for left := a.Size - 10; left > 0 && ctx.Err() == nil; {
+		withhold := a.Withhold
+		if withhold == 0 {
+			withhold = 10
+		}
+		for left := a.Size - withhold; left > 0 && ctx.Err() == nil; {
 			n := min(left, len(chunk))
 			if _, err := conn.Write(chunk[:n]); err != nil {
 				return

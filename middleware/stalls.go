@@ -1,0 +1,88 @@
+package middleware
+
+import (
+	"sync"
+	"time"
+)
+
+// Stalls lists the requests now waiting for their own body bytes, so a
+// gateway-wide bound that is full can evict the one that has waited
+// longest instead of refusing a newcomer: a stalled request holds a
+// request slot and body bytes while doing no work. InFlight and BodyBudget
+// share one; the budgeted body reader adds itself while it waits.
+type Stalls struct {
+	mu      sync.Mutex
+	waiting map[*stall]struct{}
+	evicted func(bound string)
+}
+
+// stall is one request waiting for its bytes since since (its last byte,
+// or when it began to read).
+type stall struct {
+	key   string
+	since time.Time
+	evict func()
+}
+
+// NewStalls returns an empty registry; evicted, if set, is told each
+// eviction by the bound that made it ("in_flight" or "body_budget").
+func NewStalls(evicted func(bound string)) *Stalls {
+	return &Stalls{waiting: map[*stall]struct{}{}, evicted: evicted}
+}
+
+func (s *Stalls) add(key string, since time.Time, evict func()) *stall {
+	w := &stall{key: key, since: since, evict: evict}
+	s.mu.Lock()
+	s.waiting[w] = struct{}{}
+	s.mu.Unlock()
+	return w
+}
+
+func (s *Stalls) remove(w *stall) {
+	s.mu.Lock()
+	delete(s.waiting, w)
+	s.mu.Unlock()
+}
+
+// Waiting is the number of requests waiting for their bytes now.
+func (s *Stalls) Waiting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiting)
+}
+
+// evictOldest evicts the request that has waited longest for its bytes,
+// taken from the keys for which heavy holds when there is one (the keys
+// over their fair share), else from any key. It reports whether it evicted
+// one; the victim's holdings are released before it returns, so the room
+// is the caller's.
+func (s *Stalls) evictOldest(bound string, heavy func(key string) bool) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	var victim, heavyVictim *stall
+	for w := range s.waiting {
+		if victim == nil || w.since.Before(victim.since) {
+			victim = w
+		}
+		if heavy(w.key) && (heavyVictim == nil || w.since.Before(heavyVictim.since)) {
+			heavyVictim = w
+		}
+	}
+	if heavyVictim != nil {
+		victim = heavyVictim
+	}
+	if victim != nil {
+		delete(s.waiting, victim)
+	}
+	s.mu.Unlock()
+	if victim == nil {
+		return false
+	}
+	victim.evict()
+	if s.evicted != nil {
+		s.evicted(bound)
+	}
+	return true
+}
