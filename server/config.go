@@ -128,6 +128,10 @@ type Config struct {
 	// ones (com.example.app) need no listing, and the schemes operating
 	// systems run (ms-msdt, search-ms, …) cannot be listed.
 	OAuthAppRedirectSchemes []string
+
+	// GitHubCallTimeout is the total deadline of one GitHub call (token,
+	// read and its one retry): files are at most 1 MiB (github.call_timeout).
+	GitHubCallTimeout time.Duration
 }
 
 // Default returns the zero-config configuration: loopback listener,

@@ -159,6 +159,7 @@ var settings = []setting{
 	{key: "forgejo.password_file", help: "stdio only: file holding the Basic-auth password", field: textField(func(c *Config) *string { return &c.ForgejoPassFile })},
 	{key: "github.api_origin", def: "https://api.github.com", help: "GitHub API origin", field: originField(func(c *Config) **url.URL { return &c.GitHubAPIOrigin })},
 	{key: "github.io_timeout", def: "30s", help: "per-request I/O timeout towards GitHub", field: durationField(func(c *Config) *time.Duration { return &c.GitHubIOTimeout })},
+	{key: "github.call_timeout", def: "60s", help: "total deadline of one GitHub call (token, read and its one retry); files are at most 1 MiB, so a longer answer is a trickle", field: durationField(func(c *Config) *time.Duration { return &c.GitHubCallTimeout })},
 	// The GitHub App's HEYAIRA_* names
 	// (docs/architecture.md#github-app-and-installation-tokens) stay beside
 	// the ones of the keys.

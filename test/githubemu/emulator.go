@@ -60,6 +60,7 @@ type Emulator struct {
 	mints         []Mint
 	tokenRefusals int
 	holds         []*Hold
+	trickling     int
 }
 
 // Request is one request the emulator received.

@@ -38,12 +38,26 @@ const (
 // for files between 1 and 100 MB answers encoding "none" instead of a 403.
 const ObjectMediaType = "application/vnd.github.object+json"
 
+// DefaultCallTimeout is the total deadline of one call to GitHub (token,
+// read and its one retry) when none is set: a Contents answer is at most
+// MaxContentsResponse bytes, which even a slow link delivers in seconds,
+// so an answer still arriving after a minute is a trickle holding a
+// request slot, a goroutine and a connection, not a read worth finishing
+// (docs/security.md, "a caller that disconnects"). Unlike the diff, whose
+// contract has no total deadline, a document read has a bounded size.
+const DefaultCallTimeout = 60 * time.Second
+
 // Client reads repository contents as a GitHub App installation.
 type Client struct {
-	up     *upstream.Client
-	tokens *Installations
-	now    func() time.Time
+	up          *upstream.Client
+	tokens      *Installations
+	now         func() time.Time
+	callTimeout time.Duration
 }
+
+// SetCallTimeout sets the total deadline of each call (github.call_timeout);
+// zero or less means DefaultCallTimeout. Call it before use.
+func (c *Client) SetCallTimeout(d time.Duration) { c.callTimeout = d }
 
 // NewClient returns a Contents client over the strict client bound to the
 // GitHub API origin and the installation token source.
@@ -78,7 +92,7 @@ func (c *Client) GetFile(ctx context.Context, r FileRequest) (*File, error) {
 	if strings.ContainsAny(r.Path, "\x00\\") || strings.HasPrefix(r.Path, "/") {
 		return nil, toolerr.New(toolerr.InvalidArguments, "the document path is not a relative '/'-separated path")
 	}
-	return withToken(ctx, c, r.InstallationID, r.Repo, func(token string) (*File, error) {
+	return withToken(ctx, c, r.InstallationID, r.Repo, func(ctx context.Context, token string) (*File, error) {
 		f, _, err := c.getFile(ctx, r, token)
 		return f, err
 	})
