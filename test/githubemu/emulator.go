@@ -61,6 +61,7 @@ type Emulator struct {
 	tokenRefusals int
 	holds         []*Hold
 	trickling     int
+	widen         bool
 }
 
 // Request is one request the emulator received.

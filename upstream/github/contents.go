@@ -28,6 +28,9 @@ const (
 	// whether or not the response carries a (truthful) Content-Length: room
 	// for the base64 and JSON overhead around a 1 MiB file.
 	MaxContentsResponse = 1_500_000
+	// githubInlineBytes is the size up to which GitHub always sends a
+	// file's content inline ("1 MB", read as decimal to be safe).
+	githubInlineBytes = 1_000_000
 	// maxErrorBody bounds the body of an error answer, read only to tell
 	// GitHub's too_large refusal from other 403s.
 	maxErrorBody = 64 << 10
@@ -289,8 +292,18 @@ func parseAnswer(body []byte, wantPath string, split bool) (*File, error) {
 		// GitHub answers a symlink to a file with the target file.
 		return nil, toolerr.New(toolerr.NotRegularFile, "the path is a symlink to another file, not a regular file").With("type", "symlink")
 	}
-	if *o.Size > MaxFileBytes || *o.Encoding == "none" {
+	if *o.Size > MaxFileBytes {
 		return nil, toolerr.New(toolerr.FileTooLarge, "the file is larger than %d bytes", MaxFileBytes).With("max_file_bytes", MaxFileBytes)
+	}
+	if *o.Encoding == "none" {
+		// GitHub sends no content for files over 1 MB (its MB may be
+		// decimal: between 1,000,000 bytes and MaxFileBytes the file is
+		// too large for GitHub to inline); for a smaller one the answer
+		// contradicts itself.
+		if *o.Size > githubInlineBytes {
+			return nil, toolerr.New(toolerr.FileTooLarge, "GitHub does not send the content of a file of %d bytes (over 1 MB)", *o.Size).With("max_file_bytes", MaxFileBytes)
+		}
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub sent no content (encoding \"none\") for a file of %d bytes, which it sends inline", *o.Size)
 	}
 	if *o.Encoding != "base64" || o.Content == nil {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer has an unexpected encoding")

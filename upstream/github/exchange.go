@@ -66,9 +66,14 @@ func answerError(err error, what string, table statusTable, now time.Time) error
 		return toolerr.Wrap(err, toolerr.ProviderMalformed, "GitHub's %s answer was refused: %s", what, ae.Err.Error())
 	case upstream.StageDecode:
 		return toolerr.Wrap(err, toolerr.ProviderMalformed, "GitHub's %s answer is malformed JSON", what)
-	default:
-		return transportError(ae.Err)
 	}
+	// StageBody: the head arrived and was accepted, so GitHub was reached;
+	// a body whose connection then closed or was reset broke off.
+	var ue *upstream.Error
+	if errors.As(ae.Err, &ue) && ue.Kind == upstream.KindUnavailable {
+		return toolerr.Wrap(err, toolerr.ProviderUnavailable, "GitHub's %s answer broke off before its end (the connection closed or was reset mid-body)", what).With("native_status", ae.Status)
+	}
+	return transportError(ae.Err)
 }
 
 // withToken runs read with the installation's token for repo, under the
