@@ -17,7 +17,8 @@ import (
 
 // TestDocumentsCallersLeave (issue 30, point 6): a GitHub answer trickling
 // one byte every 3 s makes progress on every read, so no I/O timeout cuts
-// it. Callers that give up after 2 s must end their calls: the upstream
+// it. Callers that give up (once each call waits on its trickling answer)
+// must end their calls: the upstream
 // connections are closed and requests in flight return to zero at once,
 // and an honest call from the same address is not refused with
 // in_flight_per_ip. A caller that waits gets the GitHub call deadline
@@ -26,8 +27,8 @@ func TestDocumentsCallersLeave(t *testing.T) {
 	const callers = 4
 	s := newDocStack(t, storetest.SQLiteURL(t), stackOptions{env: map[string]string{
 		"AGENT_GATEWAY_HTTP_MAX_IN_FLIGHT_PER_IP": fmt.Sprint(callers),
-		// Longer than the callers wait and the test then allows for the
-		// connections to close, so only the callers leaving can close them.
+		// Longer than the test allows for the connections to close after
+		// the callers leave, so only the callers leaving can close them.
 		"AGENT_GATEWAY_GITHUB_CALL_TIMEOUT": "8s",
 	}})
 	d := s.docs
@@ -41,21 +42,29 @@ func TestDocumentsCallersLeave(t *testing.T) {
 	s.emu.SetFault(githubemu.RouteContents, githubemu.Fault{Kind: githubemu.FaultTrickle, Interval: 3 * time.Second})
 
 	t.Run("callers that give up", func(t *testing.T) {
+		// The callers give up together once every call is waiting on its
+		// trickling answer (at most 10 s after they started).
+		ctx, giveUp := context.WithTimeout(context.Background(), 10*time.Second)
+		defer giveUp()
 		var wg sync.WaitGroup
 		for range callers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if status, _, err := documentCall(url, s.tokenA, args, 2*time.Second); err == nil {
+				if status, _, err := documentCall(ctx, url, s.tokenA, args); err == nil {
 					t.Errorf("HTTP %d before the trickle could end", status)
 				}
 			}()
 		}
+		for s.emu.Trickling() < callers && ctx.Err() == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := s.emu.Trickling(); n != callers {
+			t.Fatalf("%d answers trickling, want %d", n, callers)
+		}
+		giveUp()
 		wg.Wait()
 		left := time.Now()
-		if n := s.emu.Trickling(); n != callers {
-			t.Fatalf("%d answers trickling when the callers gave up, want %d", n, callers)
-		}
 		// The calls end with their callers: every upstream connection is
 		// closed and nothing is in flight well before the call deadline.
 		for {
@@ -82,7 +91,9 @@ func TestDocumentsCallersLeave(t *testing.T) {
 		s.emu.SetFault(githubemu.RouteContents, githubemu.Fault{Kind: githubemu.FaultTrickle, Interval: 3 * time.Second})
 		defer s.emu.ClearFaults()
 		st := time.Now()
-		status, out, err := documentCall(url, s.tokenA, args, 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		status, out, err := documentCall(ctx, url, s.tokenA, args)
 		took := time.Since(st)
 		if err != nil {
 			t.Fatalf("no answer within 30 s: %v", err)
@@ -102,10 +113,8 @@ func TestDocumentsCallersLeave(t *testing.T) {
 }
 
 // documentCall posts one git_document_get call with a bearer and gives up
-// after wait.
-func documentCall(url, token string, args map[string]any, wait time.Duration) (int, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
+// when ctx ends.
+func documentCall(ctx context.Context, url, token string, args map[string]any) (int, string, error) {
 	a, err := json.Marshal(args)
 	if err != nil {
 		return 0, "", err
