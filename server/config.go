@@ -137,6 +137,14 @@ type Config struct {
 	// ones (com.example.app) need no listing, and the schemes operating
 	// systems run (ms-msdt, search-ms, …) cannot be listed.
 	OAuthAppRedirectSchemes []string
+
+	// GitHubCallTimeout is the total deadline of one GitHub call (token,
+	// read and its one retry): files are at most 1 MiB (github.call_timeout).
+	GitHubCallTimeout time.Duration
+
+	// VerifiedBytesPerMinute is the opt-in budget of diff bytes verified
+	// per caller a minute (ratelimit.verified_bytes_per_minute); 0 is off.
+	VerifiedBytesPerMinute int64
 }
 
 // Default returns the zero-config configuration: loopback listener,

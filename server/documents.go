@@ -121,7 +121,9 @@ func (g *Gateway) githubFiles() (githubReader, error) {
 	})
 	installs := github.NewInstallations(up, app)
 	installs.Observe(func(event string) { g.domain.installTokens.WithLabelValues(event).Inc() })
-	return github.NewClient(up, installs), nil
+	files := github.NewClient(up, installs)
+	files.SetCallTimeout(g.cfg.GitHubCallTimeout)
+	return files, nil
 }
 
 // unconfiguredFiles answers every read with provider_unconfigured.

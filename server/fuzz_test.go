@@ -23,7 +23,7 @@ import (
 // principal) before touching anything. A toolset added to the gateway
 // belongs here too.
 func fuzzTools() []toolset.Tool {
-	return append(forgejoToolset(nil).Tools(), documentsToolset(documents.Options{}, instructions.Options{}).Tools()...)
+	return append(forgejoToolset(nil, nil).Tools(), documentsToolset(documents.Options{}, instructions.Options{}).Tools()...)
 }
 
 // toolSeeds are the committed corpus of FuzzToolArguments: for every tool,

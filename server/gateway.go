@@ -112,19 +112,20 @@ func newForgejoGateway(cfg Config, log *slog.Logger) *Gateway {
 		}))
 		g.forgejo.ObserveEvidence(g.domain.evidence)
 	}
-	g.forgejoC = forgejoToolset(g.forgejo)
+	g.forgejoC = forgejoToolset(g.forgejo, g.verifiedVolume())
 	return g
 }
 
-// forgejoToolset is the toolset served at /mcp/forgejo and over stdio.
-func forgejoToolset(c *forgejo.Client) *toolset.Toolset {
+// forgejoToolset is the toolset served at /mcp/forgejo and over stdio;
+// volume accounts the diff bytes verified per caller (nil: not counted).
+func forgejoToolset(c *forgejo.Client, volume *forgejotools.VerifiedVolume) *toolset.Toolset {
 	impl := mcp.Implementation{Name: "agent-gateway-forgejo", Version: Version}
 	return toolset.New(impl.Name, impl.Version,
 		"Read a Forgejo forge: search repositories, read repositories and pull requests, "+
 			"read verified pull request diff pages, and propose work through agent work grants. "+
 			"Without a bearer token only the public read tools are offered.",
 		slices.Concat(forgejotools.AnonymousTools(c),
-			[]toolset.Tool{forgejotools.PullRequestDiffTool(c, impl)},
+			[]toolset.Tool{forgejotools.PullRequestDiffTool(c, impl, volume)},
 			forgejotools.GrantTools(c))...)
 }
 

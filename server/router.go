@@ -30,6 +30,11 @@ func (g *Gateway) Handler() http.Handler {
 	// anything logs or budgets on it; with it the one key every
 	// per-address bound counts by (an IPv6 client by its prefix).
 	r.Use(middleware.ClientIP(g.cfg.TrustedProxies, g.cfg.ClientIPv6Prefix))
+	// HTTP/2 rapid reset: outside everything that may end a request early
+	// for its own reasons, it counts streams the client reset against
+	// those it completed, per connection, and closes a connection that
+	// resets far more (docs/security.md).
+	r.Use(g.resetGuard())
 	// The access log wraps recovery (docs/architecture.md#middleware-chain):
 	// a recovered panic then still gets its access line, with status 500.
 	r.Use(middleware.AccessLog(g.log))

@@ -30,6 +30,7 @@ type Server struct {
 func (g *Gateway) Listen() (*Server, error) {
 	s := &Server{g: g}
 	s.api = newHTTPServer(g.Handler(), g.cfg, g.log)
+	configureHTTP2(s.api)
 	ln, err := net.Listen("tcp", g.cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", g.cfg.Listen, err)

@@ -159,6 +159,7 @@ var settings = []setting{
 	{key: "forgejo.password_file", help: "stdio only: file holding the Basic-auth password", field: textField(func(c *Config) *string { return &c.ForgejoPassFile })},
 	{key: "github.api_origin", def: "https://api.github.com", help: "GitHub API origin", field: originField(func(c *Config) **url.URL { return &c.GitHubAPIOrigin })},
 	{key: "github.io_timeout", def: "30s", help: "per-request I/O timeout towards GitHub", field: durationField(func(c *Config) *time.Duration { return &c.GitHubIOTimeout })},
+	{key: "github.call_timeout", def: "60s", help: "total deadline of one GitHub call (token, read and its one retry); files are at most 1 MiB, so a longer answer is a trickle", field: durationField(func(c *Config) *time.Duration { return &c.GitHubCallTimeout })},
 	// The GitHub App's HEYAIRA_* names
 	// (docs/architecture.md#github-app-and-installation-tokens) stay beside
 	// the ones of the keys.
@@ -225,6 +226,7 @@ var settings = []setting{
 		show: func(c *Config) string { return c.RedisURL },
 	}},
 	{key: "ratelimit.read_per_minute", def: "600", help: "read budget per caller per minute", field: positiveField(func(c *Config) *int { return &c.ReadPerMinute })},
+	{key: "ratelimit.verified_bytes_per_minute", def: "0", help: "opt-in budget of diff bytes verified per caller per minute (every page pulls and verifies the whole diff); 0 is off, as the diff contract sets no total cap", field: parsedField(func(c *Config) *int64 { return &c.VerifiedBytesPerMinute }, parseNonNegative, formatInt64)},
 	{key: "ratelimit.write_per_minute", def: "60", help: "write budget per caller per minute", field: positiveField(func(c *Config) *int { return &c.WritePerMinute })},
 	{key: "ratelimit.ip_ceiling_per_minute", def: "600", help: "per client IP, the tool calls per minute made with unverified Forgejo bearers, whichever bearer each carries", field: positiveField(func(c *Config) *int { return &c.IPCeilingPerMinute })},
 	{key: "ratelimit.refused_bearers_per_minute", def: "120", help: "per client IP, the bearers /mcp/documents may refuse per minute; past it, that address's bearers are answered 429 without a store lookup", field: positiveField(func(c *Config) *int { return &c.RefusedBearersPerMinute })},

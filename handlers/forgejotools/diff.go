@@ -40,8 +40,9 @@ const (
 // request's binary diff per call. server is the implementation the toolset's
 // MCP server announces: newer protocol revisions echo it in every result, so
 // page fitting counts it. A nil client (no forgejo.origin) answers
-// upstream_unconfigured.
-func PullRequestDiffTool(c *forgejo.Client, server mcp.Implementation) toolset.Tool {
+// upstream_unconfigured. volume, if not nil, accounts (and with a budget
+// set, limits) the diff bytes verified for each caller.
+func PullRequestDiffTool(c *forgejo.Client, server mcp.Implementation, volume *VerifiedVolume) toolset.Tool {
 	return toolset.Typed(toolset.Tool{
 		Name: "get_pull_request_diff", Title: "Get pull request diff (verified pages)",
 		Description: "Read a pull request's diff (git diff -p --binary --histogram of its merge base and head) " +
@@ -52,13 +53,13 @@ func PullRequestDiffTool(c *forgejo.Client, server mcp.Implementation) toolset.T
 			"cursor_stale: start again without it.",
 		Policy: pullDiffPolicy, Needs: toolset.ForgejoCredential, Unavailable: unavailable(c), ReadOnly: true, Idempotent: true, OpenWorld: true, Pages: true,
 	}, func(ctx context.Context, in pullDiffArgs) (any, error) {
-		return pullDiffPage(ctx, c, &server, callerCredential(ctx), in)
+		return pullDiffPage(ctx, c, &server, callerCredential(ctx), in, volume)
 	})
 }
 
 // pullDiffPage serves one page: cursor checks before any upstream request,
 // one evidence GET, the continuation check, then page fitting.
-func pullDiffPage(ctx context.Context, c *forgejo.Client, server *mcp.Implementation, cred middleware.Credential, in pullDiffArgs) (json.RawMessage, error) {
+func pullDiffPage(ctx context.Context, c *forgejo.Client, server *mcp.Implementation, cred middleware.Credential, in pullDiffArgs, volume *VerifiedVolume) (json.RawMessage, error) {
 	var cur *DiffCursor
 	var offset int64
 	if in.Cursor != nil {
@@ -77,12 +78,17 @@ func pullDiffPage(ctx context.Context, c *forgejo.Client, server *mcp.Implementa
 	if err != nil {
 		return nil, err
 	}
+	caller := middleware.RecordFromContext(ctx).Caller()
+	if err := volume.Admit(caller); err != nil {
+		return nil, err
+	}
 	v, err := c.PullDiffEvidence(ctx, cred, forgejo.DiffEvidenceRequest{
 		Owner: in.Owner, Repo: in.Repo, Index: in.Index, Offset: offset, Window: evidence.MaxWindow,
 	})
 	if err != nil {
 		return nil, err
 	}
+	volume.Spend(caller, v.Identity.ByteCount)
 	if cur != nil && !cur.sameDiff(v.Identity) {
 		return nil, toolerr.New(toolerr.CursorStale,
 			"the pull request's diff changed since the cursor was issued; start again without a cursor")

@@ -15,7 +15,7 @@ import (
 // no tool's copy can drift from the others.
 func TestToolsShareRepoRef(t *testing.T) {
 	ref := args.Schema[RepoRef]()["properties"].(map[string]any)
-	tools := append(append(AnonymousTools(nil), GrantTools(nil)...), PullRequestDiffTool(nil, mcp.Implementation{}))
+	tools := append(append(AnonymousTools(nil), GrantTools(nil)...), PullRequestDiffTool(nil, mcp.Implementation{}, nil))
 	withRepo := 0
 	for _, tool := range tools {
 		props := tool.Schema["properties"].(map[string]any)

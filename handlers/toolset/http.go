@@ -2,6 +2,7 @@ package toolset
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -17,20 +18,61 @@ const MaxRequestBodyBytes = middleware.MaxBodyBytes
 // HTTPHandler serves the toolset over MCP Streamable HTTP, stateless with
 // JSON responses, so any replica can answer any request. A request with a
 // principal sees every tool; an anonymous one only the anonymous tools.
+//
+// A call ends when its caller leaves (docs/security.md, "a caller that
+// disconnects"): its handler's context, and with it every upstream request
+// made with that context, is cancelled as soon as the HTTP request's is.
+// The SDK ties the two only for protocol 2026-07-28 and later
+// (PropagateRequestCancellation); for the older revisions its handler
+// context never ends, and its session waits for the handler, so a call
+// whose caller gave up held its request slot, goroutines and upstream
+// connection for as long as the upstream kept trickling. WithCaller carries
+// the request's context to the tool handler, which ends with it.
 func (c *Toolset) HTTPHandler(log *slog.Logger) http.Handler {
 	full := c.Server(nil, log)
 	anonymous := c.Server(func(t Tool) bool { return t.Policy.Anonymous }, log)
-	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if middleware.PrincipalFromContext(r.Context()) != nil {
 			return full
 		}
 		return anonymous
 	}, &mcp.StreamableHTTPOptions{
-		Stateless:           true,
-		JSONResponse:        true,
-		MaxRequestBodyBytes: MaxRequestBodyBytes,
-		Logger:              quiet(log),
+		Stateless:                    true,
+		JSONResponse:                 true,
+		MaxRequestBodyBytes:          MaxRequestBodyBytes,
+		Logger:                       quiet(log),
+		PropagateRequestCancellation: true,
 	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(WithCaller(r.Context())))
+	})
+}
+
+// ErrCallerGone is the cause of a call's context that ended because its
+// caller left (the HTTP request's context ended before the answer).
+var ErrCallerGone = errors.New("the caller went away")
+
+type callerKey struct{}
+
+// WithCaller marks ctx as the context of the HTTP request that carries a
+// call: a tool handler running under it (its values pass through the SDK)
+// is cancelled with ErrCallerGone when ctx ends.
+func WithCaller(ctx context.Context) context.Context {
+	return context.WithValue(ctx, callerKey{}, ctx)
+}
+
+// boundToCaller returns ctx cancelled, with cause ErrCallerGone, when the
+// caller's request context (WithCaller) ends; without one (stdio, tests
+// calling a handler directly) ctx is returned as it is. release must be
+// called when the call is done.
+func boundToCaller(ctx context.Context) (context.Context, func()) {
+	caller, ok := ctx.Value(callerKey{}).(context.Context)
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(caller, func() { cancel(ErrCallerGone) })
+	return ctx, func() { stop(); cancel(nil) }
 }
 
 // quiet keeps the SDK's per-session chatter (a "session connected" line for

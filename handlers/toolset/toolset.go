@@ -138,6 +138,8 @@ func ptr[T any](v T) *T { return &v }
 // for logs and metrics, and renders the one-text-block result.
 func (c *Toolset) handler(t Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, release := boundToCaller(ctx)
+		defer release()
 		ctx = stdioCall(ctx, t.Name, req)
 		rec := middleware.RecordFromContext(ctx)
 		out, err := t.Handle(ctx, req.Params.Arguments)

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -186,6 +187,13 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	if e.opts.TokenDelay > 0 {
 		time.Sleep(e.opts.TokenDelay)
 	}
+	e.mu.Lock()
+	if e.widen {
+		// A misbehaving token route: the token may write every
+		// repository of the installation, whatever was asked.
+		repos, perms = nil, map[string]string{"contents": "write", "metadata": "read", "administration": "write"}
+	}
+	e.mu.Unlock()
 	secret := TokenPrefix + rand.Text() + rand.Text()[:10]
 	expires := e.opts.Now().Add(e.opts.TokenTTL).UTC().Truncate(time.Second)
 	e.mu.Lock()
@@ -193,16 +201,42 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	e.tokenMints++
 	e.mints = append(e.mints, Mint{Installation: id, Body: string(body)})
 	e.mu.Unlock()
+	writeJSON(w, http.StatusCreated, tokenAnswer(secret, expires, repos, perms))
+}
+
+// tokenAnswer is the token route's 201 body as GitHub shapes it: the
+// permissions granted, and either "selected" with the repositories the
+// token covers or "all" (a token minted without repositories).
+func tokenAnswer(secret string, expires time.Time, repos map[string]bool, perms map[string]string) map[string]any {
 	granted := perms
 	if granted == nil {
 		granted = map[string]string{"contents": "write", "metadata": "read"} // everything the App has
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{
+	answer := map[string]any{
 		"token":                secret,
 		"expires_at":           expires.Format(time.RFC3339),
 		"permissions":          granted,
-		"repository_selection": "selected",
-	})
+		"repository_selection": "all",
+	}
+	if repos != nil {
+		list := []map[string]any{}
+		for _, full := range slices.Sorted(maps.Keys(repos)) {
+			_, name, _ := strings.Cut(full, "/")
+			list = append(list, map[string]any{"name": name, "full_name": full})
+		}
+		answer["repository_selection"], answer["repositories"] = "selected", list
+	}
+	return answer
+}
+
+// WidenTokens makes the token route grant more than asked (on) or answer
+// as GitHub does (off): every later token may write (contents,
+// administration) on every repository of the installation, whatever the
+// request narrowed it to, and its answer says so.
+func (e *Emulator) WidenTokens(on bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.widen = on
 }
 
 // authorize checks the installation token of a repository route: 401 for

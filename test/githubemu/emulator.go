@@ -60,6 +60,8 @@ type Emulator struct {
 	mints         []Mint
 	tokenRefusals int
 	holds         []*Hold
+	trickling     int
+	widen         bool
 }
 
 // Request is one request the emulator received.

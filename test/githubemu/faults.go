@@ -60,6 +60,12 @@ const (
 	// FaultReset sends the route's headers and half its body, then resets
 	// the connection (TCP RST).
 	FaultReset
+	// FaultTrickle sends the route's headers (with its true Content-Length)
+	// and then its body one byte every Fault.Interval (default 3 s), for as
+	// long as the client keeps the connection: each read makes progress, so
+	// no per-read timeout ever cuts it. Trickling counts the answers still
+	// being sent.
+	FaultTrickle
 )
 
 // Fault is a misbehaviour of one route.
@@ -71,6 +77,8 @@ type Fault struct {
 	Location       string
 	Size           int
 	DeclaredLength int
+	// Interval is FaultTrickle's pause between bytes.
+	Interval time.Duration
 	// Times limits the fault to that many requests; 0 means until cleared.
 	Times int
 }
@@ -131,7 +139,7 @@ func hugeBody(size int) []byte {
 func (e *Emulator) serveFault(w http.ResponseWriter, r *http.Request, f Fault, route http.Handler) {
 	e.logf("githubemu: fault %d on %s %s", f.Kind, r.Method, r.URL.Path)
 	switch f.Kind {
-	case FaultHeaders, FaultExtraBytes, FaultEndlessHeaders, FaultStallBody, FaultReset:
+	case FaultHeaders, FaultExtraBytes, FaultEndlessHeaders, FaultStallBody, FaultReset, FaultTrickle:
 		e.serveRawFault(w, r, f, route)
 		return
 	}
@@ -275,6 +283,9 @@ func (e *Emulator) serveRawFault(w http.ResponseWriter, r *http.Request, f Fault
 		_, _ = buf.Write(body[:len(body)/2])
 		_ = buf.Flush()
 		_, _ = io.Copy(io.Discard, conn) // until the client gives up
+	case FaultTrickle:
+		_ = buf.Flush()
+		e.trickle(conn, body, f.Interval)
 	case FaultReset:
 		_, _ = buf.Write(body[:len(body)/2])
 		_ = buf.Flush()
@@ -296,4 +307,50 @@ func (e *Emulator) writeRaw(buf *bufio.ReadWriter, declared int, body []byte) {
 	_, _ = buf.WriteString(h.String())
 	_, _ = buf.Write(body)
 	_ = buf.Flush()
+}
+
+// trickle writes body one byte per interval until it is all sent, the
+// client closes the connection or the emulator closes.
+func (e *Emulator) trickle(conn net.Conn, body []byte, interval time.Duration) {
+	if interval <= 0 {
+		interval = 3 * time.Second
+	}
+	e.mu.Lock()
+	e.trickling++
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.trickling--
+		e.mu.Unlock()
+	}()
+	// A client that hangs up is seen by a read as soon as it happens, not
+	// only at the next write.
+	gone := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, conn)
+		close(gone)
+	}()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for i := range body {
+		if _, err := conn.Write(body[i : i+1]); err != nil {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-gone:
+			e.logf("githubemu: trickle fault: the client went away after %d bytes", i+1)
+			return
+		case <-e.done:
+			return
+		}
+	}
+}
+
+// Trickling is the number of FaultTrickle answers still being sent: each
+// holds one connection the client has not closed.
+func (e *Emulator) Trickling() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.trickling
 }

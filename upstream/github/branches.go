@@ -33,7 +33,7 @@ func (c *Client) BranchHead(ctx context.Context, r BranchRequest) (string, error
 	}
 	// A branch name may hold '/': each component is its own escaped
 	// segment, as GitHub's route expects.
-	return withToken(ctx, c, r.InstallationID, r.Repo, func(token string) (string, error) {
+	return withToken(ctx, c, r.InstallationID, r.Repo, func(ctx context.Context, token string) (string, error) {
 		x := apiExchange(token, "application/vnd.github+json", nil, maxBranchResponse, routeBranch, r.Owner, r.Repo, r.Branch)
 		x.Check = checkStrict
 		a, err := c.up.Exchange(ctx, x)

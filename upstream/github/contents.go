@@ -28,6 +28,9 @@ const (
 	// whether or not the response carries a (truthful) Content-Length: room
 	// for the base64 and JSON overhead around a 1 MiB file.
 	MaxContentsResponse = 1_500_000
+	// githubInlineBytes is the size up to which GitHub always sends a
+	// file's content inline ("1 MB", read as decimal to be safe).
+	githubInlineBytes = 1_000_000
 	// maxErrorBody bounds the body of an error answer, read only to tell
 	// GitHub's too_large refusal from other 403s.
 	maxErrorBody = 64 << 10
@@ -38,12 +41,26 @@ const (
 // for files between 1 and 100 MB answers encoding "none" instead of a 403.
 const ObjectMediaType = "application/vnd.github.object+json"
 
+// DefaultCallTimeout is the total deadline of one call to GitHub (token,
+// read and its one retry) when none is set: a Contents answer is at most
+// MaxContentsResponse bytes, which even a slow link delivers in seconds,
+// so an answer still arriving after a minute is a trickle holding a
+// request slot, a goroutine and a connection, not a read worth finishing
+// (docs/security.md, "a caller that disconnects"). Unlike the diff, whose
+// contract has no total deadline, a document read has a bounded size.
+const DefaultCallTimeout = 60 * time.Second
+
 // Client reads repository contents as a GitHub App installation.
 type Client struct {
-	up     *upstream.Client
-	tokens *Installations
-	now    func() time.Time
+	up          *upstream.Client
+	tokens      *Installations
+	now         func() time.Time
+	callTimeout time.Duration
 }
+
+// SetCallTimeout sets the total deadline of each call (github.call_timeout);
+// zero or less means DefaultCallTimeout. Call it before use.
+func (c *Client) SetCallTimeout(d time.Duration) { c.callTimeout = d }
 
 // NewClient returns a Contents client over the strict client bound to the
 // GitHub API origin and the installation token source.
@@ -78,7 +95,7 @@ func (c *Client) GetFile(ctx context.Context, r FileRequest) (*File, error) {
 	if strings.ContainsAny(r.Path, "\x00\\") || strings.HasPrefix(r.Path, "/") {
 		return nil, toolerr.New(toolerr.InvalidArguments, "the document path is not a relative '/'-separated path")
 	}
-	return withToken(ctx, c, r.InstallationID, r.Repo, func(token string) (*File, error) {
+	return withToken(ctx, c, r.InstallationID, r.Repo, func(ctx context.Context, token string) (*File, error) {
 		f, _, err := c.getFile(ctx, r, token)
 		return f, err
 	})
@@ -275,8 +292,18 @@ func parseAnswer(body []byte, wantPath string, split bool) (*File, error) {
 		// GitHub answers a symlink to a file with the target file.
 		return nil, toolerr.New(toolerr.NotRegularFile, "the path is a symlink to another file, not a regular file").With("type", "symlink")
 	}
-	if *o.Size > MaxFileBytes || *o.Encoding == "none" {
+	if *o.Size > MaxFileBytes {
 		return nil, toolerr.New(toolerr.FileTooLarge, "the file is larger than %d bytes", MaxFileBytes).With("max_file_bytes", MaxFileBytes)
+	}
+	if *o.Encoding == "none" {
+		// GitHub sends no content for files over 1 MB (its MB may be
+		// decimal: between 1,000,000 bytes and MaxFileBytes the file is
+		// too large for GitHub to inline); for a smaller one the answer
+		// contradicts itself.
+		if *o.Size > githubInlineBytes {
+			return nil, toolerr.New(toolerr.FileTooLarge, "GitHub does not send the content of a file of %d bytes (over 1 MB)", *o.Size).With("max_file_bytes", MaxFileBytes)
+		}
+		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub sent no content (encoding \"none\") for a file of %d bytes, which it sends inline", *o.Size)
 	}
 	if *o.Encoding != "base64" || o.Content == nil {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer has an unexpected encoding")

@@ -66,29 +66,55 @@ func answerError(err error, what string, table statusTable, now time.Time) error
 		return toolerr.Wrap(err, toolerr.ProviderMalformed, "GitHub's %s answer was refused: %s", what, ae.Err.Error())
 	case upstream.StageDecode:
 		return toolerr.Wrap(err, toolerr.ProviderMalformed, "GitHub's %s answer is malformed JSON", what)
-	default:
-		return transportError(ae.Err)
 	}
+	// StageBody: the head arrived and was accepted, so GitHub was reached;
+	// a body whose connection then closed or was reset broke off.
+	var ue *upstream.Error
+	if errors.As(ae.Err, &ue) && ue.Kind == upstream.KindUnavailable {
+		return toolerr.Wrap(err, toolerr.ProviderUnavailable, "GitHub's %s answer broke off before its end (the connection closed or was reset mid-body)", what).With("native_status", ae.Status)
+	}
+	return transportError(ae.Err)
 }
 
-// withToken runs read with the installation's token for repo. A token
-// GitHub refuses with 401 is dropped and read runs once more with a fresh
-// one; any other outcome is the answer.
-func withToken[T any](ctx context.Context, c *Client, installationID int64, repo string, read func(token string) (T, error)) (T, error) {
+// withToken runs read with the installation's token for repo, under the
+// client's call deadline (CallTimeout): the mint, the read and a second
+// attempt all end by it. A token GitHub refuses with 401 is dropped and
+// read runs once more with a fresh one; any other outcome is the answer.
+func withToken[T any](ctx context.Context, c *Client, installationID int64, repo string, read func(ctx context.Context, token string) (T, error)) (T, error) {
+	timeout := c.callTimeout
+	if timeout <= 0 {
+		timeout = DefaultCallTimeout
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallDeadline)
+	defer cancel()
 	for attempt := 0; ; attempt++ {
 		token, err := c.tokens.Token(ctx, installationID, repo)
 		if err != nil {
 			var zero T
-			return zero, err
+			return zero, deadlineError(ctx, err, timeout)
 		}
-		v, err := read(token)
+		v, err := read(ctx, token)
 		var se *upstream.StatusError
 		if attempt == 0 && errors.As(err, &se) && se.Status == http.StatusUnauthorized {
 			c.tokens.Invalidate(installationID, repo, token)
 			continue
 		}
-		return v, err
+		return v, deadlineError(ctx, err, timeout)
 	}
+}
+
+// errCallDeadline is the cause of a GitHub call's context that reached its
+// total deadline.
+var errCallDeadline = errors.New("the GitHub call deadline passed")
+
+// deadlineError names the call deadline as the cause of err when that is
+// what ended the call: the transport sees only a cancelled request and
+// would call it an I/O timeout or a failed connection.
+func deadlineError(ctx context.Context, err error, timeout time.Duration) error {
+	if err == nil || !errors.Is(context.Cause(ctx), errCallDeadline) {
+		return err
+	}
+	return toolerr.Wrap(err, toolerr.ProviderUnavailable, "GitHub's answer did not arrive whole within the %s a GitHub call may take (github.call_timeout)", timeout)
 }
 
 // answerStrictness is what checkStrict refuses in an answer the gateway

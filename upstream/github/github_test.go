@@ -213,6 +213,46 @@ func TestGetFile(t *testing.T) {
 	}
 }
 
+// TestGetFileSaysWhatHappened: a refusal's message names what went wrong,
+// not a neighbouring failure (issue 34, point 5): an answer that breaks off
+// after its head is not "could not be reached", and encoding "none" on a
+// small file is not "larger than 1048576 bytes".
+func TestGetFileSaysWhatHappened(t *testing.T) {
+	s := newStack(t, githubemu.Options{}, true)
+	d := s.docs
+	readme := d.Files[d.Readme]
+	none := func(size int) []byte {
+		return fmt.Appendf(nil, `{"type":"file","path":%q,"sha":%q,"size":%d,"encoding":"none","content":""}`, d.Readme, BlobSHA(readme), size)
+	}
+	cases := []struct {
+		name      string
+		fault     githubemu.Fault
+		code      toolerr.Code
+		says, not string
+	}{
+		{"body shorter than Content-Length", githubemu.Fault{Kind: githubemu.FaultFalseLength, DeclaredLength: 1_400_000, Size: 5000},
+			toolerr.ProviderUnavailable, "broke off", "could not be reached"},
+		{"reset mid-body", githubemu.Fault{Kind: githubemu.FaultReset}, toolerr.ProviderUnavailable, "broke off", "could not be reached"},
+		{"encoding none on 1,080 bytes", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: none(1080)},
+			toolerr.ProviderMalformed, `no content (encoding "none") for a file of 1080 bytes`, "larger than"},
+		{"encoding none on 1 MiB + 1", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: none(MaxFileBytes + 1)},
+			toolerr.FileTooLarge, "larger than 1048576 bytes", "encoding"},
+		{"encoding none on 1,040,000 bytes", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: none(1_040_000)},
+			toolerr.FileTooLarge, "does not send the content of a file of 1040000 bytes", "larger than"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s.emu.SetFault(githubemu.RouteContents, c.fault)
+			defer s.emu.ClearFaults()
+			_, err := s.client.GetFile(context.Background(), s.req(d.Readme))
+			te := toolerr.As(err)
+			if te.Code != c.code || !strings.Contains(te.Message, c.says) || strings.Contains(te.Message, c.not) {
+				t.Fatalf("%s: %q, want %s saying %q", te.Code, te.Message, c.code, c.says)
+			}
+		})
+	}
+}
+
 func TestGetFileFaults(t *testing.T) {
 	s := newStack(t, githubemu.Options{}, true)
 	d := s.docs
@@ -251,7 +291,8 @@ func TestGetFileFaults(t *testing.T) {
 		{"size mismatch", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: file(d.Readme, sha, len(readme)+1, "base64", good)}, toolerr.ProviderMalformed, 0},
 		{"blob ID mismatch", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: file(d.Readme, strings.Repeat("0", 40), len(readme), "base64", good)}, toolerr.ProviderMalformed, 0},
 		{"bad base64", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: file(d.Readme, sha, len(readme), "base64", "@@@@")}, toolerr.ProviderMalformed, 0},
-		{"encoding none", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: file(d.Readme, sha, 10, "none", "")}, toolerr.FileTooLarge, 0},
+		{"encoding none under 1 MiB", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: file(d.Readme, sha, 10, "none", "")}, toolerr.ProviderMalformed, 0},
+		{"encoding none over 1 MiB", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: file(d.Readme, sha, MaxFileBytes+1, "none", "")}, toolerr.FileTooLarge, 0},
 		{"unknown encoding", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: file(d.Readme, sha, len(readme), "utf-8", string(readme))}, toolerr.ProviderMalformed, 0},
 		{"other path", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: file("other.md", sha, len(readme), "base64", good)}, toolerr.NotRegularFile, 0},
 		{"no type", githubemu.Fault{Kind: githubemu.FaultStatus, Status: 200, Body: []byte(`{"path":"README.md"}`)}, toolerr.ProviderMalformed, 0},
@@ -367,15 +408,33 @@ func TestTokenCache(t *testing.T) {
 			t.Fatalf("%d mints after nearing expiry, want 2", n)
 		}
 	})
-	t.Run("short-lived tokens are never reused", func(t *testing.T) {
+	t.Run("short-lived tokens are reused for half their life", func(t *testing.T) {
+		// A token GitHub issues with under RefreshBefore to live was
+		// minted again on every call (issue 34, point 5).
 		s := newStack(t, githubemu.Options{TokenTTL: 4 * time.Minute}, true)
 		for i := 0; i < 3; i++ {
 			if _, err := s.client.GetFile(context.Background(), s.req(s.docs.Readme)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if n := s.emu.TokenMints(); n != 3 {
-			t.Fatalf("%d mints, want 3", n)
+		if n := s.emu.TokenMints(); n != 1 {
+			t.Fatalf("%d mints for three reads with a 4-minute token, want 1", n)
+		}
+		// Past half its life, concurrent callers mint one new token.
+		s.tokens.now = func() time.Time { return time.Now().Add(2*time.Minute + time.Second) }
+		var wg sync.WaitGroup
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := s.client.GetFile(context.Background(), s.req(s.docs.Readme)); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if n := s.emu.TokenMints(); n != 2 {
+			t.Fatalf("%d mints after half the token's life, want 2", n)
 		}
 	})
 	t.Run("concurrent callers mint once", func(t *testing.T) {

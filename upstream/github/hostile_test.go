@@ -55,7 +55,7 @@ func encodeLines(b []byte) string {
 }
 
 func tokenAnswer(token string) string {
-	return fmt.Sprintf(`{"token":%q,"expires_at":%q,"permissions":{"contents":"read"},"repository_selection":"selected"}`,
+	return fmt.Sprintf(`{"token":%q,"expires_at":%q,"permissions":{"contents":"read","metadata":"read"},"repository_selection":"selected","repositories":[{"name":"docs"}]}`,
 		token, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 )
@@ -141,7 +142,7 @@ func TestGitHubClientSendsOnlyReads(t *testing.T) {
 		v    any
 		want []string
 	}{
-		{&Client{}, []string{"BranchHead", "GetFile"}},
+		{&Client{}, []string{"BranchHead", "GetFile", "SetCallTimeout"}},
 		{&Installations{}, []string{"Configured", "Invalidate", "Observe", "Token"}},
 		{&App{}, []string{"ID", "JWT"}},
 	} {
@@ -152,6 +153,7 @@ func TestGitHubClientSendsOnlyReads(t *testing.T) {
 	s := newStack(t, githubemu.Options{}, true)
 	ctx := context.Background()
 	d := s.docs
+	s.client.SetCallTimeout(time.Minute) // sends nothing
 	if _, err := s.client.GetFile(ctx, s.req(d.Readme)); err != nil {
 		t.Fatal(err)
 	}

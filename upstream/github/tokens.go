@@ -15,8 +15,10 @@ import (
 )
 
 // RefreshBefore is how long before its expiry a cached installation token
-// is replaced: a token with less than this left is never handed out, so a
-// read that starts with it cannot outlive it.
+// is replaced: a token with less than this left is not handed out, so a
+// read that starts with it cannot outlive it. A token issued with less
+// than twice this to live is replaced at half its life instead
+// (refreshMargin).
 const RefreshBefore = 5 * time.Minute
 
 // maxTokenResponse bounds the token route's answer (a few hundred bytes).
@@ -83,6 +85,16 @@ func keyFor(installationID int64, repo string) tokenKey {
 type installationToken struct {
 	secret  string
 	expires time.Time
+	minted  time.Time // when the answer arrived
+}
+
+// refreshMargin is how long before its expiry t is replaced: RefreshBefore,
+// or half its lifetime for a token GitHub issued with less than twice
+// that. A token issued with under RefreshBefore to live (a short TTL, or a
+// clock ahead of GitHub's) was otherwise never cached, and every call
+// minted one.
+func (t installationToken) refreshMargin() time.Duration {
+	return min(RefreshBefore, t.expires.Sub(t.minted)/2)
 }
 
 // NewInstallations returns a token source over the strict client bound to
@@ -169,11 +181,11 @@ func (s *Installations) fly(ctx context.Context, key tokenKey, repo string, f *m
 	close(f.done)
 }
 
-// cachedLocked returns the pair's token if it has RefreshBefore left; s.mu
-// is held.
+// cachedLocked returns the pair's token if it has its refresh margin
+// (RefreshBefore, or half a short-lived token's life) left; s.mu is held.
 func (s *Installations) cachedLocked(key tokenKey) (string, bool) {
 	t, ok := s.cache[key]
-	if !ok || t.expires.Sub(s.now()) < RefreshBefore {
+	if !ok || t.expires.Sub(s.now()) < t.refreshMargin() {
 		return "", false
 	}
 	return t.secret, true
@@ -221,8 +233,58 @@ func (s *Installations) mint(ctx context.Context, installationID int64, repo str
 	if err != nil {
 		return installationToken{}, answerError(err, "installation token", mintStatus, s.now())
 	}
-	return parseTokenAnswer(a.Body, s.now())
+	t, err := parseTokenAnswer(a.Body, s.now())
+	if err != nil {
+		return installationToken{}, err
+	}
+	if err := checkGrant(a.Body, repo); err != nil {
+		return installationToken{}, err
+	}
+	return t, nil
 }
+
+// grantedAccess is what a token answer says the token may do.
+var grantedAccess = map[string]string{"contents": "read", "metadata": "read"}
+
+// checkGrant refuses a token that may do more than the mint asked for
+// (docs/security.md, "a token wider than asked"): a permission other than
+// contents or metadata read, or a repository selection other than exactly
+// repo. Such a token is neither used nor cached: a misbehaving or
+// compromised token route must not hand the gateway write access to every
+// repository of the installation. parseTokenAnswer has already held the
+// answer to one reading.
+func checkGrant(body []byte, repo string) error {
+	var g struct {
+		Permissions  map[string]string `json:"permissions"`
+		Selection    string            `json:"repository_selection"`
+		Repositories *[]struct {
+			Name string `json:"name"`
+		} `json:"repositories"`
+	}
+	if err := json.Unmarshal(body, &g); err != nil {
+		return toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer does not say what the token may do")
+	}
+	for name, level := range g.Permissions {
+		if grantedAccess[name] != level {
+			return toolerr.New(toolerr.ProviderMalformed, "GitHub granted an installation token wider than asked (a permission beyond contents read); it is not used")
+		}
+	}
+	if g.Permissions["contents"] != "read" {
+		return toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer does not grant contents read")
+	}
+	if g.Selection != "selected" || g.Repositories == nil || len(*g.Repositories) == 0 {
+		return toolerr.New(toolerr.ProviderMalformed, "GitHub granted an installation token wider than asked (not only the one repository); it is not used")
+	}
+	for _, r := range *g.Repositories {
+		if !strings.EqualFold(r.Name, repo) {
+			return toolerr.New(toolerr.ProviderMalformed, "GitHub granted an installation token wider than asked (another repository besides the one asked for); it is not used")
+		}
+	}
+	return nil
+}
+
+// tokenMembers are the members of a token answer the gateway reads.
+var tokenMembers = []string{"token", "expires_at", "permissions", "repository_selection", "repositories"}
 
 // parseTokenAnswer reads the token route's 201 answer: a usable token
 // (no length assumed; printable ASCII without spaces, so it can only ever
@@ -235,7 +297,7 @@ func parseTokenAnswer(body []byte, now time.Time) (installationToken, error) {
 	if err := json.Unmarshal(body, &out); err != nil {
 		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer is malformed JSON")
 	}
-	if jsonDepth(body) > maxContentsDepth || !unambiguousMembers(bytes.TrimSpace(body), []string{"token", "expires_at"}) {
+	if jsonDepth(body) > maxContentsDepth || !unambiguousMembers(bytes.TrimSpace(body), tokenMembers) {
 		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer nests too deep or repeats a member")
 	}
 	expires, err := time.Parse(time.RFC3339, out.ExpiresAt)
@@ -246,7 +308,7 @@ func parseTokenAnswer(body []byte, now time.Time) (installationToken, error) {
 	case err != nil || !expires.After(now):
 		return installationToken{}, toolerr.New(toolerr.ProviderMalformed, "GitHub's installation token answer has no usable expires_at")
 	}
-	return installationToken{secret: out.Token, expires: expires}, nil
+	return installationToken{secret: out.Token, expires: expires, minted: now}, nil
 }
 
 // mintStatus is the token route's table. A refused app JWT or an unknown
