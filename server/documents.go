@@ -66,7 +66,7 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 	}
 	g.documentsC = documentsToolset(documents.Options{Sources: st, Files: files, Cursors: cursors},
 		instructions.Options{Store: st, GitHub: files})
-	g.documentsAuth = oauth.NewStoreAuthenticator(st, g.log)
+	g.documentsAuth = oauth.NewStoreAuthenticator(st, g.log, g.breakers.store)
 	return nil
 }
 

@@ -34,6 +34,7 @@ type Gateway struct {
 	// budgetRejections counts 429s by endpoint toolset and budget.
 	budgetRejections *prometheus.CounterVec
 	bounds           *loadBounds
+	breakers         *dependencyBreakers
 	ready            []readinessCheck
 	// githubApp is whether document reads can mint installation tokens:
 	// an API origin and a loaded GitHub App key.
@@ -72,6 +73,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	g.registry.MustRegister(g.budgetRejections)
 	g.workflowPurge = newWorkflowPurgeCounters(g.registry, g.storeRegistry)
 	g.bounds = newLoadBounds(g.cfg, g.registry)
+	g.breakers = newDependencyBreakers(g.registry)
 	if cfg.RedisURL != "" {
 		if err := g.openRedis(ctx); err != nil {
 			g.Close()

@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/store/storetest"
+	"github.com/agent-gateway/agent-gateway/test/tcpcut"
+)
+
+// cutProxy puts a tcpcut proxy in front of target (a loopback host:port),
+// closed when the test ends.
+func cutProxy(t *testing.T, target string) *tcpcut.Proxy {
+	t.Helper()
+	p, err := tcpcut.Start(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// outageAnswer is what one call got: status, Retry-After, the
+// WWW-Authenticate challenge and the error's code and dependency.
+type outageAnswer struct {
+	status                   int
+	retryAfter, challenge    string
+	code, dependency, reason string
+}
+
+func callForOutage(t *testing.T, url, token, tool string) outageAnswer {
+	t.Helper()
+	return readOutage(rawCall(t, url, token, tool, map[string]any{}))
+}
+
+// readOutage is one answer as an outageAnswer.
+func readOutage(resp *http.Response, body string) outageAnswer {
+	a := outageAnswer{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), challenge: resp.Header.Get("WWW-Authenticate")}
+	var msg struct {
+		Error *struct {
+			Message string
+			Data    struct{ Code, Dependency string }
+		}
+	}
+	if json.Unmarshal([]byte(body), &msg) == nil && msg.Error != nil {
+		a.code, a.dependency, a.reason = msg.Error.Data.Code, msg.Error.Data.Dependency, msg.Error.Message
+	}
+	return a
+}
+
+// waitServed calls until the answer is not a 503 and returns it with how
+// long that took, failing past limit.
+func waitServed(t *testing.T, limit time.Duration, call func() outageAnswer) (outageAnswer, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for {
+		a := call()
+		if a.status != http.StatusServiceUnavailable {
+			return a, time.Since(start)
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("still %+v %s after the dependency came back", a, time.Since(start))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestStoreOutageAnsweredUnavailable: with PostgreSQL cut (through a proxy
+// of the test's own; the shared server keeps running), a valid gateway
+// bearer is answered 503 unavailable naming the token store, with
+// Retry-After, never 401 invalid_token; the outage spends none of the
+// address's refused-bearer allowance (3 here, far fewer than the calls
+// made), so when the store answers again the same bearer is served within
+// 2 s, not locked out.
+func TestStoreOutageAnsweredUnavailable(t *testing.T) {
+	dbURL, err := url.Parse(storetest.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := cutProxy(t, dbURL.Host)
+	dbURL.Host = proxy.Addr()
+	s := newDocStack(t, dbURL.String(), stackOptions{env: map[string]string{
+		"AGENT_GATEWAY_RATELIMIT_REFUSED_BEARERS_PER_MINUTE": "3",
+	}})
+	endpoint := s.gw.URL + "/mcp/documents"
+	call := func() outageAnswer { return callForOutage(t, endpoint, s.tokenA, "runtime_bootstrap_get") }
+	if a := call(); a.status != http.StatusOK {
+		t.Fatalf("before the outage: %+v", a)
+	}
+
+	proxy.Set(tcpcut.Refuse)
+	for i := range 10 {
+		a := call()
+		if a.status != http.StatusServiceUnavailable || a.code != "unavailable" || a.dependency != "token store" ||
+			!strings.Contains(a.reason, "the token store is unavailable") || a.retryAfter == "" || strings.Contains(a.challenge, "invalid_token") {
+			t.Fatalf("outage call %d: %+v", i, a)
+		}
+	}
+	proxy.Set(tcpcut.Up)
+	a, took := waitServed(t, 2*time.Second, call)
+	if a.status != http.StatusOK {
+		t.Fatalf("after the outage: %+v (a lockout?)", a)
+	}
+	t.Logf("served %s after the store came back", took)
+	logs := s.gw.Logs()
+	if !strings.Contains(logs, "the token store is unavailable") || !strings.Contains(logs, `"request_id":"`) {
+		t.Fatalf("the cause is not logged with the request id:\n%s", logs)
+	}
+}
+
+// TestRedisOutageAnsweredUnavailable: with Redis cut, an anonymous read is
+// answered 503 unavailable naming the budget store, with Retry-After —
+// never "budget spent" — and is served again within 2 s of Redis's
+// return.
+func TestRedisOutageAnsweredUnavailable(t *testing.T) {
+	requireRedis(t)
+	proxy := cutProxy(t, "127.0.0.1:6379")
+	st := startForgejoStack(t, map[string]string{"AGENT_GATEWAY_RATELIMIT_REDIS_URL": "redis://" + proxy.Addr() + "/0"})
+	endpoint := st.gw.URL + "/mcp/forgejo"
+	call := func() outageAnswer {
+		return readOutage(postRPC(t, endpoint, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"}))
+	}
+	if a := call(); a.status != http.StatusOK {
+		t.Fatalf("before the outage: %+v", a)
+	}
+	proxy.Set(tcpcut.Refuse)
+	for i := range 5 {
+		a := call()
+		if a.status != http.StatusServiceUnavailable || a.code != "unavailable" || a.dependency != "budget store" ||
+			strings.Contains(a.reason, "spent") || a.retryAfter == "" {
+			t.Fatalf("outage call %d: %+v", i, a)
+		}
+	}
+	proxy.Set(tcpcut.Up)
+	a, took := waitServed(t, 2*time.Second, call)
+	if a.status != http.StatusOK {
+		t.Fatalf("after the outage: %+v", a)
+	}
+	t.Logf("served %s after Redis came back", took)
+}
