@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -54,8 +56,21 @@ func (g *Gateway) budgetOptions(endpoint string) middleware.BudgetOptions {
 	}
 	if g.redis != nil {
 		o.NewCounter = func(budget string) httprate.LimitCounter {
-			return middleware.NewRedisCounter(g.redis, fmt.Sprintf("agw:budget:%s:%s:", endpoint, budget)).WithBreaker(g.breakers.redis)
+			return middleware.NewRedisCounter(g.redis, fmt.Sprintf("%sbudget:%s:%s:", g.cfg.BudgetKeyPrefix(), endpoint, budget)).WithBreaker(g.breakers.redis)
 		}
 	}
 	return o
+}
+
+// BudgetKeyPrefix starts every key the gateway keeps in Redis:
+// ratelimit.key_prefix when set, else "agw:" and a hash of public_url.
+// The replicas of one deployment share their public URL, so they spend
+// from one budget, while another deployment on the same Redis database
+// (a staging gateway, a test) has another URL and so budgets of its own.
+func (c Config) BudgetKeyPrefix() string {
+	if c.RedisKeyPrefix != "" {
+		return c.RedisKeyPrefix
+	}
+	sum := sha256.Sum256([]byte(c.PublicURL))
+	return "agw:" + hex.EncodeToString(sum[:6]) + ":"
 }

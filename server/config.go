@@ -61,8 +61,11 @@ type Config struct {
 	// TracingSampleRatio is the share of new traces sampled, 0..1.
 	TracingSampleRatio float64
 	RedisURL           string
-	ReadPerMinute      int
-	WritePerMinute     int
+	// RedisKeyPrefix starts every budget key in Redis (ratelimit.key_prefix);
+	// empty derives one from PublicURL (BudgetKeyPrefix).
+	RedisKeyPrefix string
+	ReadPerMinute  int
+	WritePerMinute int
 	// IPCeilingPerMinute bounds the tool calls one client IP makes with
 	// unverified (passthrough) credentials, whichever it sends.
 	IPCeilingPerMinute int

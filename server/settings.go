@@ -224,6 +224,16 @@ var settings = []setting{
 		},
 		show: func(c *Config) string { return c.RedisURL },
 	}},
+	{key: "ratelimit.key_prefix", help: "start of every budget key in Redis, shared by the replicas of one deployment and by no other (default agw:<hash of public_url>:)", field: field{
+		set: func(c *Config, v string) error {
+			if strings.ContainsAny(v, " \t\r\n") || len(v) > 64 {
+				return fmt.Errorf("want at most 64 characters without spaces")
+			}
+			c.RedisKeyPrefix = v
+			return nil
+		},
+		show: func(c *Config) string { return c.RedisKeyPrefix },
+	}},
 	{key: "ratelimit.read_per_minute", def: "600", help: "read budget per caller per minute", field: positiveField(func(c *Config) *int { return &c.ReadPerMinute })},
 	{key: "ratelimit.write_per_minute", def: "60", help: "write budget per caller per minute", field: positiveField(func(c *Config) *int { return &c.WritePerMinute })},
 	{key: "ratelimit.ip_ceiling_per_minute", def: "600", help: "per client IP, the tool calls per minute made with unverified Forgejo bearers, whichever bearer each carries", field: positiveField(func(c *Config) *int { return &c.IPCeilingPerMinute })},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/store/storetest"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 	"github.com/agent-gateway/agent-gateway/test/tcpcut"
 )
 
@@ -141,4 +142,38 @@ func TestRedisOutageAnsweredUnavailable(t *testing.T) {
 		t.Fatalf("after the outage: %+v", a)
 	}
 	t.Logf("served %s after Redis came back", took)
+}
+
+// TestDeploymentsOnOneRedisKeepTheirBudgets: two deployments on the same
+// Redis database, each with its own ratelimit.key_prefix, spend separate
+// budgets: one spending all of 127.0.0.1's reads leaves the other's
+// untouched (before the prefix, both counted under "agw:budget:…", and a
+// full CI run once got 429 from another gateway's traffic).
+func TestDeploymentsOnOneRedisKeepTheirBudgets(t *testing.T) {
+	requireRedis(t)
+	env := func(prefix string) map[string]string {
+		return map[string]string{
+			"AGENT_GATEWAY_RATELIMIT_REDIS_URL":       "redis://127.0.0.1:6379/0",
+			"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE": "3",
+			gatewaytest.KeyPrefixEnv:                  prefix,
+		}
+	}
+	base := gatewaytest.KeyPrefix(t)
+	a := startForgejoStack(t, env(base+"a:"))
+	b := startForgejoStack(t, env(base+"b:"))
+	list := func(gw string) int {
+		resp, _ := postRPC(t, gw+"/mcp/forgejo", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})
+		return resp.StatusCode
+	}
+	for i := range 3 {
+		if code := list(a.gw.URL); code != http.StatusOK {
+			t.Fatalf("deployment a, read %d of 3: %d", i+1, code)
+		}
+	}
+	if code := list(a.gw.URL); code != http.StatusTooManyRequests {
+		t.Fatalf("deployment a past its budget: %d, want 429", code)
+	}
+	if code := list(b.gw.URL); code != http.StatusOK {
+		t.Fatalf("deployment b after a spent its own budget: %d, want 200", code)
+	}
 }
