@@ -1,6 +1,9 @@
 package server
 
 import (
+	"context"
+	"database/sql"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,4 +50,73 @@ func newDependencyBreakers(reg prometheus.Registerer) *dependencyBreakers {
 	}
 	d.store, d.redis = breaker(dependencyStore), breaker(dependencyRedis)
 	return d
+}
+
+// writeProbeEvery bounds how often /readyz writes to the store: probes
+// come from every load balancer and kubelet, and one write per replica
+// every few seconds is enough to notice a full disk.
+const writeProbeEvery = 5 * time.Second
+
+// storeProbe is the store's readiness check: it answers (Ping) on every
+// call and can write (ProbeWrite) at most every writeProbeEvery, the last
+// write's outcome standing in between.
+type storeProbe struct {
+	ping, write func(context.Context) error
+	now         func() time.Time
+
+	mu       sync.Mutex
+	lastAt   time.Time
+	lastErr  error
+	probedAt bool
+}
+
+func (p *storeProbe) check(ctx context.Context) error {
+	if err := p.ping(ctx); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.probedAt && p.now().Sub(p.lastAt) < writeProbeEvery {
+		return p.lastErr
+	}
+	p.lastErr, p.lastAt, p.probedAt = p.write(ctx), p.now(), true
+	return p.lastErr
+}
+
+// poolCollector exports database/sql's pool figures, read at each scrape.
+type poolCollector struct {
+	stats                                     func() sql.DBStats
+	open, inUse, idle, maxOpen, waits, waited *prometheus.Desc
+}
+
+func newPoolCollector(stats func() sql.DBStats) *poolCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("agent_gateway_store_pool_"+name, help, nil, nil)
+	}
+	return &poolCollector{stats: stats,
+		open:    d("open_connections", "Connections to the store open now, in use or idle."),
+		inUse:   d("in_use_connections", "Connections to the store in use now."),
+		idle:    d("idle_connections", "Idle connections to the store."),
+		maxOpen: d("max_open_connections", "The pool's bound on open connections (0: none)."),
+		waits:   d("waits_total", "Store calls that waited for a free connection."),
+		waited:  d("wait_seconds_total", "Time store calls spent waiting for a free connection."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.open, c.inUse, c.idle, c.maxOpen, c.waits, c.waited} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(s.OpenConnections))
+	ch <- prometheus.MustNewConstMetric(c.inUse, prometheus.GaugeValue, float64(s.InUse))
+	ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(s.Idle))
+	ch <- prometheus.MustNewConstMetric(c.maxOpen, prometheus.GaugeValue, float64(s.MaxOpenConnections))
+	ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(s.WaitCount))
+	ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, s.WaitDuration.Seconds())
 }

@@ -50,7 +50,9 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 	}
 	g.store = st
 	g.closers = append(g.closers, st.Close)
-	g.ready = append(g.ready, readinessCheck{name: "store", check: st.Ping})
+	probe := &storeProbe{ping: st.Ping, write: st.ProbeWrite, now: time.Now}
+	g.ready = append(g.ready, readinessCheck{name: "store", check: probe.check})
+	g.registry.MustRegister(newPoolCollector(st.PoolStats))
 
 	secret, err := loadCursorSecret(g.cfg)
 	if err != nil {

@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -177,3 +181,73 @@ func TestDeploymentsOnOneRedisKeepTheirBudgets(t *testing.T) {
 		t.Fatalf("deployment b after a spent its own budget: %d, want 200", code)
 	}
 }
+
+// fileSizeLimited writes a wrapper that runs the gateway binary with its
+// file-size limit (RLIMIT_FSIZE, ulimit -f in 512-byte blocks) at kib
+// KiB: every file the gateway grows past it fails with EFBIG, as on a full
+// disk, without root and without touching the machine's disks. The Go
+// runtime ignores SIGXFSZ, so the gateway sees the error, not a signal.
+func fileSizeLimited(t *testing.T, kib int) string {
+	t.Helper()
+	wrapper := filepath.Join(t.TempDir(), "gateway-fsize")
+	script := fmt.Sprintf("#!/bin/sh\nulimit -f %d\nexec %q \"$@\"\n", kib*2, gatewaytest.Binary(t))
+	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return wrapper
+}
+
+// TestFullDiskNamedAndLogged: with the SQLite data directory's files held
+// at a size limit (a full disk, as far as the gateway can tell), a
+// workflow_dispatch that cannot store its workflow answers internal_error
+// and its cause is logged once with the request id; /readyz, which now
+// writes, turns 503 instead of staying green on a disk that cannot write.
+func TestFullDiskNamedAndLogged(t *testing.T) {
+	s := newCatalogStackWith(t, storetest.SQLiteURL(t), true, stackOptions{binary: fileSizeLimited(t, 64), env: map[string]string{
+		"AGENT_GATEWAY_CATALOG_DISPATCHES_PER_HOUR": "1000",
+	}})
+	cs := s.session(t, s.token)
+	failedAt := -1
+	for i := range 50 {
+		out, isErr := callTool(t, cs, "workflow_dispatch", map[string]any{"profile_id": s.profile})
+		if isErr {
+			if code := out["error"].(map[string]any)["code"]; code != "internal_error" {
+				t.Fatalf("dispatch %d on a full disk: %v", i, out)
+			}
+			failedAt = i
+			break
+		}
+	}
+	if failedAt < 0 {
+		t.Fatal("50 dispatches stored under a 64 KiB file limit: the limit did not bite")
+	}
+	logs := s.gw.Logs()
+	var faults []string
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "tool failed inside the gateway") && strings.Contains(line, `"tool":"workflow_dispatch"`) {
+			faults = append(faults, line)
+		}
+	}
+	if len(faults) != 1 || !regexp.MustCompile(`"request_id":"[^"]+"`).MatchString(faults[0]) || !strings.Contains(faults[0], `"error":"`) {
+		t.Fatalf("want the failed dispatch's cause logged once with its request id, got %d lines:\n%s", len(faults), logs)
+	}
+	deadline := time.Now().Add(2*writeProbeInterval + 2*time.Second)
+	for {
+		resp, err := http.Get(s.gw.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz still %d on a store that cannot write", resp.StatusCode)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("dispatch %d was the first refused", failedAt+1)
+}
+
+// writeProbeInterval is the server's bound on /readyz store writes.
+const writeProbeInterval = 5 * time.Second
