@@ -33,3 +33,16 @@ func TestKeyPrefixSetting(t *testing.T) {
 		{strings.Repeat("x", 64), strings.Repeat("x", 64), true},
 	})
 }
+
+// TestShutdownDrainSetting: 0s (no drain) up to 5m; negative, bare numbers
+// and longer are refused.
+func TestShutdownDrainSetting(t *testing.T) {
+	checkSetting(t, "shutdown_drain", func(c Config) string { return c.ShutdownDrain.String() }, []settingCase{
+		{"0s", "0s", true},
+		{"15s", "15s", true},
+		{"5m", "5m0s", true},
+		{"-1s", "from 0s to 5m", false},
+		{"6m", "from 0s to 5m", false},
+		{"15", "from 0s to 5m", false},
+	})
+}

@@ -18,6 +18,9 @@ type Config struct {
 	DatabaseURL   string
 	LogLevel      string
 	ShutdownGrace time.Duration
+	// ShutdownDrain is how long, after SIGTERM, /readyz answers 503 while
+	// the listener keeps serving (shutdown_drain).
+	ShutdownDrain time.Duration
 	WriteTimeout  time.Duration
 	// GCPercent and MemoryLimit are the collector policy (runtime.*), set
 	// at start unless GOGC or GOMEMLIMIT is in the environment; -1 is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,7 +36,9 @@ type Gateway struct {
 	budgetRejections *prometheus.CounterVec
 	bounds           *loadBounds
 	breakers         *dependencyBreakers
-	ready            []readinessCheck
+	// draining is set on SIGTERM: /readyz answers 503 from then on.
+	draining atomic.Bool
+	ready    []readinessCheck
 	// githubApp is whether document reads can mint installation tokens:
 	// an API origin and a loaded GitHub App key.
 	githubApp bool

@@ -128,6 +128,17 @@ var settings = []setting{
 		},
 		show: func(c *Config) string { return c.LogLevel },
 	}},
+	{key: "shutdown_drain", def: "0s", help: "after SIGTERM, how long /readyz answers 503 while the listener still serves, so load balancers stop sending before it closes", field: field{
+		set: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d > 5*time.Minute {
+				return fmt.Errorf("want a duration from 0s to 5m such as 15s")
+			}
+			c.ShutdownDrain = d
+			return nil
+		},
+		show: func(c *Config) string { return c.ShutdownDrain.String() },
+	}},
 	{key: "shutdown_grace", def: "30s", help: "how long shutdown waits for in-flight requests", field: durationField(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{key: "http.write_timeout", def: "5m", help: "longest time one write to a client may block; per write, not a deadline on the whole response (a diff page takes as long as its upstream makes progress)", field: durationField(func(c *Config) *time.Duration { return &c.WriteTimeout })},
 	{key: "http.read_header_timeout", def: "10s", help: "longest time a client may take to send a request's headers (slowloris defence)", field: durationField(func(c *Config) *time.Duration { return &c.ReadHeaderTimeout })},
