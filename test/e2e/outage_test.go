@@ -93,24 +93,7 @@ func TestStoreOutageAnsweredUnavailable(t *testing.T) {
 	}})
 	endpoint := s.gw.URL + "/mcp/documents"
 	call := func() outageAnswer { return callForOutage(t, endpoint, s.tokenA, "runtime_bootstrap_get") }
-	if a := call(); a.status != http.StatusOK {
-		t.Fatalf("before the outage: %+v", a)
-	}
-
-	proxy.Set(tcpcut.Refuse)
-	for i := range 10 {
-		a := call()
-		if a.status != http.StatusServiceUnavailable || a.code != "unavailable" || a.dependency != "token store" ||
-			!strings.Contains(a.reason, "the token store is unavailable") || a.retryAfter == "" || strings.Contains(a.challenge, "invalid_token") {
-			t.Fatalf("outage call %d: %+v", i, a)
-		}
-	}
-	proxy.Set(tcpcut.Up)
-	a, took := waitServed(t, 2*time.Second, call)
-	if a.status != http.StatusOK {
-		t.Fatalf("after the outage: %+v (a lockout?)", a)
-	}
-	t.Logf("served %s after the store came back", took)
+	outageCycle(t, proxy, 10, "token store", call)
 	logs := s.gw.Logs()
 	if !strings.Contains(logs, "the token store is unavailable") || !strings.Contains(logs, `"request_id":"`) {
 		t.Fatalf("the cause is not logged with the request id:\n%s", logs)
@@ -129,23 +112,33 @@ func TestRedisOutageAnsweredUnavailable(t *testing.T) {
 	call := func() outageAnswer {
 		return readOutage(postRPC(t, endpoint, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"}))
 	}
+	outageCycle(t, proxy, 5, "budget store", call)
+}
+
+// outageCycle serves one call, cuts proxy, checks that n calls are each
+// answered 503 unavailable naming dependency with Retry-After — never
+// invalid_token, never "spent" — then restores it and checks that a call
+// is served within 2 s (no lockout).
+func outageCycle(t *testing.T, proxy *tcpcut.Proxy, n int, dependency string, call func() outageAnswer) {
+	t.Helper()
 	if a := call(); a.status != http.StatusOK {
 		t.Fatalf("before the outage: %+v", a)
 	}
 	proxy.Set(tcpcut.Refuse)
-	for i := range 5 {
+	for i := range n {
 		a := call()
-		if a.status != http.StatusServiceUnavailable || a.code != "unavailable" || a.dependency != "budget store" ||
-			strings.Contains(a.reason, "spent") || a.retryAfter == "" {
+		if a.status != http.StatusServiceUnavailable || a.code != "unavailable" || a.dependency != dependency ||
+			!strings.Contains(a.reason, "the "+dependency+" is unavailable") || strings.Contains(a.reason, "spent") ||
+			a.retryAfter == "" || strings.Contains(a.challenge, "invalid_token") {
 			t.Fatalf("outage call %d: %+v", i, a)
 		}
 	}
 	proxy.Set(tcpcut.Up)
 	a, took := waitServed(t, 2*time.Second, call)
 	if a.status != http.StatusOK {
-		t.Fatalf("after the outage: %+v", a)
+		t.Fatalf("after the outage: %+v (a lockout?)", a)
 	}
-	t.Logf("served %s after Redis came back", took)
+	t.Logf("served %s after the %s came back", took, dependency)
 }
 
 // TestDeploymentsOnOneRedisKeepTheirBudgets: two deployments on the same
