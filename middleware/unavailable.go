@@ -49,10 +49,10 @@ func RefuseUnavailable(w http.ResponseWriter, r *http.Request, part string) {
 	Refuse(w, r, toolerr.New(toolerr.Unavailable, "the %s is unavailable; retry later", part).With("dependency", part))
 }
 
-// LogUnavailable logs, once per answer, why a dependency failed, with the
+// logUnavailable logs, once per answer, why a dependency failed, with the
 // request id that ties the line to the caller's answer and access line.
 // A nil log is slog's default.
-func LogUnavailable(log *slog.Logger, r *http.Request, err error) {
+func logUnavailable(log *slog.Logger, r *http.Request, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -67,7 +67,7 @@ func LogUnavailable(log *slog.Logger, r *http.Request, err error) {
 
 // refuseUnavailableErr logs err and answers unavailable naming its part.
 func refuseUnavailableErr(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
-	LogUnavailable(log, r, err)
+	logUnavailable(log, r, err)
 	part := PartBudgetStore
 	var de *DependencyError
 	if errors.As(err, &de) {
