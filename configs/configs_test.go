@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -45,8 +46,27 @@ func TestKubernetesManifests(t *testing.T) {
 	if limits["memory"] == nil || limits["cpu"] == nil {
 		t.Error("container lacks resource limits")
 	}
-	if spec["terminationGracePeriodSeconds"].(int) <= 30 {
-		t.Error("terminationGracePeriodSeconds must exceed shutdown_grace (30 s) so calls drain")
+	// The ConfigMap's drain and grace: the pod must be allowed both, and
+	// the drain must outlast the readiness probe's failures, so every
+	// balancer has seen /readyz fail before the listener closes.
+	var stop struct {
+		Drain string `yaml:"shutdown_drain"`
+		Grace string `yaml:"shutdown_grace"`
+	}
+	if err := yaml.Unmarshal([]byte(kinds["ConfigMap"]["data"].(map[string]any)["agent-gateway.yaml"].(string)), &stop); err != nil {
+		t.Fatal(err)
+	}
+	drain, errD := time.ParseDuration(stop.Drain)
+	grace, errG := time.ParseDuration(stop.Grace)
+	if errD != nil || errG != nil || drain <= 0 {
+		t.Fatalf("the ConfigMap's shutdown_drain %q and shutdown_grace %q", stop.Drain, stop.Grace)
+	}
+	if tgps := time.Duration(spec["terminationGracePeriodSeconds"].(int)) * time.Second; tgps <= drain+grace {
+		t.Errorf("terminationGracePeriodSeconds (%s) must exceed shutdown_drain + shutdown_grace (%s) so calls drain", tgps, drain+grace)
+	}
+	ready := c["readinessProbe"].(map[string]any)
+	if seen := time.Duration(ready["periodSeconds"].(int)*ready["failureThreshold"].(int)) * time.Second; drain < seen {
+		t.Errorf("shutdown_drain (%s) is shorter than the readiness probe needs to fail (%s)", drain, seen)
 	}
 	// The App key file must be the pod user's own, mode 0600 (the gateway
 	// refuses anything else): it is an in-memory volume an init container

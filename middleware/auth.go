@@ -9,7 +9,9 @@ import (
 )
 
 // Authenticator turns a bearer into a Principal. It returns ErrInvalidToken
-// for an unknown, expired or revoked token.
+// for an unknown, expired or revoked token, and an error matching
+// ErrUnavailable (Unavailable(PartTokenStore, cause)) when it could not
+// tell, because its store failed.
 type Authenticator interface {
 	Authenticate(ctx context.Context, bearer string) (*Principal, error)
 }
@@ -68,6 +70,14 @@ func Authenticate(a Authenticator, opts AuthOptions) func(http.Handler) http.Han
 				return
 			}
 			p, err := a.Authenticate(r.Context(), token)
+			if errors.Is(err, ErrUnavailable) {
+				// The store, not the token, failed: no invalid_token (a
+				// client would discard a good token and log in again) and
+				// no refusal counted against the address. The
+				// authenticator logged the cause.
+				RefuseUnavailable(w, r, PartTokenStore)
+				return
+			}
 			if err != nil || p == nil {
 				if opts.Refused != nil {
 					opts.Refused.refused(w, r)

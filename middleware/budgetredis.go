@@ -23,6 +23,7 @@ type RedisCounter struct {
 	prefix  string
 	window  time.Duration
 	timeout time.Duration
+	breaker *Breaker // nil: every call dials
 }
 
 var _ httprate.LimitCounter = (*RedisCounter)(nil)
@@ -31,6 +32,14 @@ var _ httprate.LimitCounter = (*RedisCounter)(nil)
 // endpoint and budget; the server uses "agw:budget:<endpoint>:<budget>:").
 func NewRedisCounter(client redis.UniversalClient, prefix string) *RedisCounter {
 	return &RedisCounter{client: client, prefix: prefix, timeout: time.Second}
+}
+
+// WithBreaker makes c fail at once, without a dial, while b is open: one
+// breaker per Redis, shared by every counter on it, so a Redis that is
+// down costs one waiting call per cooldown instead of one per request.
+func (c *RedisCounter) WithBreaker(b *Breaker) *RedisCounter {
+	c.breaker = b
+	return c
 }
 
 // Config implements httprate.LimitCounter.
@@ -46,19 +55,25 @@ func (c *RedisCounter) IncrementBy(key string, currentWindow time.Time, amount i
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	k := c.key(key, currentWindow)
-	_, err := c.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.IncrBy(ctx, k, int64(amount))
-		p.Expire(ctx, k, 2*c.window+time.Second)
-		return nil
-	})
-	return err
+	return c.breaker.Do(func() error {
+		_, err := c.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.IncrBy(ctx, k, int64(amount))
+			p.Expire(ctx, k, 2*c.window+time.Second)
+			return nil
+		})
+		return err
+	}, nil)
 }
 
 // Get implements httprate.LimitCounter.
 func (c *RedisCounter) Get(key string, currentWindow, previousWindow time.Time) (int, int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	vals, err := c.client.MGet(ctx, c.key(key, currentWindow), c.key(key, previousWindow)).Result()
+	var vals []any
+	err := c.breaker.Do(func() (err error) {
+		vals, err = c.client.MGet(ctx, c.key(key, currentWindow), c.key(key, previousWindow)).Result()
+		return err
+	}, nil)
 	if err != nil {
 		return 0, 0, err
 	}

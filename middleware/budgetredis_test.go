@@ -3,9 +3,13 @@ package middleware
 import (
 	"context"
 	"crypto/rand"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,18 +67,36 @@ func TestRedisCounterSharesBudgets(t *testing.T) {
 	}
 }
 
-// TestRedisCounterDownFailsClosed: an unreachable Redis refuses requests.
+// TestRedisCounterDownFailsClosed: an unreachable Redis refuses requests
+// as the budget store's fault (503 unavailable), and with a breaker only
+// the first call waits on a dial: the next ones fail at once, without
+// touching the network, until the cooldown lets one trial through.
 func TestRedisCounterDownFailsClosed(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond, MaxRetries: -1})
+	var dials atomic.Int32
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond, MaxRetries: -1, DialerRetries: 1,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		}})
 	defer c.Close()
+	breaker := NewBreaker(time.Hour, nil)
 	b := NewBudgets(redisTestPolicies{}, BudgetOptions{ReadPerWindow: 5, WritePerWindow: 5, Window: time.Minute,
-		NewCounter: func(string) httprate.LimitCounter { return NewRedisCounter(c, "x:") }})
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodPost, "/", nil)
-	req = req.WithContext(WithRecord(req.Context(), &Record{}))
-	b.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Fatal("request passed") })).ServeHTTP(rec, req)
-	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
-		t.Fatalf("got %d Retry-After=%q", rec.Code, rec.Header().Get("Retry-After"))
+		NewCounter: func(string) httprate.LimitCounter { return NewRedisCounter(c, "x:").WithBreaker(breaker) },
+		Log:        slog.New(slog.DiscardHandler)})
+	for i := range 3 {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/", nil)
+		req = req.WithContext(WithRecord(req.Context(), &Record{}))
+		b.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Fatal("request passed") })).ServeHTTP(rec, req)
+		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" || !strings.Contains(rec.Body.String(), `"unavailable"`) {
+			t.Fatalf("call %d: got %d Retry-After=%q %s", i, rec.Code, rec.Header().Get("Retry-After"), rec.Body.String())
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Fatalf("%d dials for 3 calls, want 1: the open breaker should spare the others", n)
+	}
+	if !breaker.Open() {
+		t.Fatal("breaker closed after failures")
 	}
 }
 

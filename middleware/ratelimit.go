@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -17,10 +18,11 @@ import (
 // IP" are per RequestClientKey: an IPv6 client by its prefix, so rotating
 // addresses inside it buys no fresh budget.
 type Budgets struct {
-	read, write, ipCeiling *httprate.RateLimiter
-	dispatch               *httprate.RateLimiter // nil: no bound
+	read, write, ipCeiling *Limiter
+	dispatch               *Limiter // nil: no bound
 	policies               Policies
 	rejected               func(budget string)
+	log                    *slog.Logger
 }
 
 // The budgets a request can be refused by, as 429 answers, metrics and
@@ -62,6 +64,8 @@ type BudgetOptions struct {
 	NewCounter func(budget string) httprate.LimitCounter
 	// Rejected, if set, is told each time a budget refuses a request (metrics).
 	Rejected func(budget string)
+	// Log is where a counter that failed is logged (nil: slog's default).
+	Log *slog.Logger
 }
 
 // NewBudgets returns the budgets. Keys are a verified principal's key, the
@@ -69,10 +73,10 @@ type BudgetOptions struct {
 // the client IP otherwise — never a session, so a caller cannot reset a
 // budget by reconnecting.
 func NewBudgets(p Policies, o BudgetOptions) *Budgets {
-	// A counter error (Redis unreachable) makes OnLimit report "limited":
-	// spend answers 429, failing closed.
-	limiter := func(budget string, n int, window time.Duration) *httprate.RateLimiter {
-		return NewLimiter(budget, n, window, o.NewCounter, nil)
+	// A counter error (Redis unreachable) refuses, failing closed, as
+	// 503 unavailable: the gateway's fault, not a spent budget.
+	limiter := func(budget string, n int, window time.Duration) *Limiter {
+		return NewSpendLimiter(budget, n, window, o.NewCounter, nil)
 	}
 	ceiling := o.IPCeilingPerWindow
 	if ceiling <= 0 {
@@ -80,7 +84,7 @@ func NewBudgets(p Policies, o BudgetOptions) *Budgets {
 	}
 	b := &Budgets{
 		read: limiter(BudgetRead, o.ReadPerWindow, o.Window), write: limiter(BudgetWrite, o.WritePerWindow, o.Window),
-		ipCeiling: limiter(BudgetIPCeiling, ceiling, o.Window), policies: p, rejected: o.Rejected,
+		ipCeiling: limiter(BudgetIPCeiling, ceiling, o.Window), policies: p, rejected: o.Rejected, log: o.Log,
 	}
 	if o.DispatchPerWindow > 0 {
 		b.dispatch = limiter(BudgetDispatch, o.DispatchPerWindow, o.DispatchWindow)
@@ -135,17 +139,19 @@ func (b *Budgets) Handler(next http.Handler) http.Handler {
 }
 
 // spend takes one unit of lim for key, or refuses the request and reports
-// false.
-func (b *Budgets) spend(w http.ResponseWriter, r *http.Request, lim *httprate.RateLimiter, budget, key string) bool {
-	if !lim.OnLimit(w, r, key) {
+// false: 429 when the budget is spent, 503 unavailable when its counter
+// failed (Redis down), which is no budget's doing.
+func (b *Budgets) spend(w http.ResponseWriter, r *http.Request, lim *Limiter, budget, key string) bool {
+	limited, err := lim.Spend(w, r, key)
+	if !limited {
 		return true
+	}
+	if err != nil {
+		refuseUnavailableErr(b.log, w, r, err)
+		return false
 	}
 	if b.rejected != nil {
 		b.rejected(budget)
-	}
-	if w.Header().Get("Retry-After") == "" {
-		// httprate's counter failed (e.g. Redis down): fail closed.
-		w.Header().Set("Retry-After", "1")
 	}
 	Refuse(w, r, toolerr.New(toolerr.RateLimited, "the %s budget for this caller is spent; retry later", budget).With("budget", budget))
 	return false

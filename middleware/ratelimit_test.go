@@ -1,9 +1,11 @@
 package middleware
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -208,24 +210,42 @@ func (f failingCounter) Get(string, time.Time, time.Time) (int, int, error) {
 	return 0, 0, nil
 }
 
+// TestBudgetCounterFailureFailsClosed: a counter that fails (Redis down)
+// refuses, as the budget store's fault: 503 unavailable naming the budget
+// store with Retry-After, never "budget spent", never counted as a
+// budget rejection, and the cause logged once with the request id.
 func TestBudgetCounterFailureFailsClosed(t *testing.T) {
 	for _, failGet := range []bool{true, false} {
 		name := map[bool]string{true: "get fails", false: "increment fails"}[failGet]
 		t.Run(name, func(t *testing.T) {
-			rig := newBudgetRig(t, 100, 100, func(string) httprate.LimitCounter { return failingCounter{failGet: failGet} })
-			w := rig.send("192.0.2.1", nil, "public_read", "5")
-			if w.Code != http.StatusTooManyRequests {
-				t.Fatalf("status = %d, want 429", w.Code)
+			var logs bytes.Buffer
+			var rejected []string
+			b := NewBudgets(testPolicies, BudgetOptions{ReadPerWindow: 100, WritePerWindow: 100, Window: time.Minute,
+				NewCounter: func(string) httprate.LimitCounter { return failingCounter{failGet: failGet} },
+				Rejected:   func(budget string) { rejected = append(rejected, budget) },
+				Log:        slog.New(slog.NewJSONHandler(&logs, nil))})
+			req, rec := newReq(http.MethodPost, "/mcp/forgejo", nil)
+			setFrom(rec, "192.0.2.1")
+			rec.requestID = "req-budget-1"
+			rec.SetCall(Call{Method: "tools/call", Tool: "public_read", ID: json.RawMessage("5")})
+			w := httptest.NewRecorder()
+			b.Handler(mustNotRun(t)).ServeHTTP(w, req)
+			if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" {
+				t.Fatalf("status = %d Retry-After %q, want 503 and 1", w.Code, w.Header().Get("Retry-After"))
 			}
-			if w.Header().Get("Retry-After") == "" {
-				t.Fatal("no Retry-After")
-			}
-			if strings.Contains(w.Body.String(), "redis") {
-				t.Fatalf("body leaks the counter error: %s", w.Body.String())
+			if strings.Contains(w.Body.String(), "redis") || strings.Contains(w.Body.String(), "spent") {
+				t.Fatalf("body leaks the counter error or blames the caller: %s", w.Body.String())
 			}
 			id, e := rpcError(t, w.Body.String())
-			if string(id) != "5" || e["data"].(map[string]any)["code"] != "rate_limited" {
+			data := e["data"].(map[string]any)
+			if string(id) != "5" || data["code"] != "unavailable" || data["dependency"] != PartBudgetStore || !strings.Contains(e["message"].(string), "the budget store is unavailable") {
 				t.Fatalf("id %s error %v", id, e)
+			}
+			if len(rejected) != 0 {
+				t.Fatalf("a counter failure counted as a budget rejection: %v", rejected)
+			}
+			if n := strings.Count(logs.String(), "\n"); n != 1 || !strings.Contains(logs.String(), "req-budget-1") || !strings.Contains(logs.String(), "connection refused") {
+				t.Fatalf("want the cause logged once with the request id, got %d lines: %s", n, logs.String())
 			}
 		})
 	}

@@ -1,11 +1,10 @@
 package middleware
 
 import (
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/go-chi/httprate"
 
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
@@ -18,10 +17,11 @@ import (
 // every bearer from that address is answered 429 before any lookup, until
 // the window moves on; requests without a bearer are not affected.
 type RefusedBearers struct {
-	lim      *httprate.RateLimiter
+	lim      *Limiter
 	limit    int
 	window   time.Duration
 	rejected func(budget string)
+	log      *slog.Logger
 }
 
 // NewRefusedBearers returns the bound of o.RefusedBearersPerWindow
@@ -34,8 +34,8 @@ func NewRefusedBearers(o BudgetOptions) *RefusedBearers {
 		return nil
 	}
 	return &RefusedBearers{
-		lim:   NewLimiter(BudgetRefusedBearers, o.RefusedBearersPerWindow, o.Window, o.NewCounter, nil),
-		limit: o.RefusedBearersPerWindow, window: o.Window, rejected: o.Rejected,
+		lim:   NewSpendLimiter(BudgetRefusedBearers, o.RefusedBearersPerWindow, o.Window, o.NewCounter, nil),
+		limit: o.RefusedBearersPerWindow, window: o.Window, rejected: o.Rejected, log: o.Log,
 	}
 }
 
@@ -45,21 +45,23 @@ func refusedKey(r *http.Request) string { return "ip:" + RequestClientKey(r) }
 
 // admit reports whether r's address may still have a bearer looked up; if
 // not, it has answered 429. A counter that cannot be read (Redis down)
-// refuses, as the budgets do.
+// refuses, as the budgets do, as 503 unavailable: the budget store's
+// fault, not the address's.
 func (b *RefusedBearers) admit(w http.ResponseWriter, r *http.Request) bool {
 	_, rate, err := b.lim.Status(refusedKey(r))
-	if err == nil && rate < float64(b.limit) {
+	if err != nil {
+		refuseUnavailableErr(b.log, w, r, Unavailable(PartBudgetStore, err))
+		return false
+	}
+	if rate < float64(b.limit) {
 		return true
 	}
 	if b.rejected != nil {
 		b.rejected(BudgetRefusedBearers)
 	}
 	// The sliding window forgets a refusal within two windows; one is
-	// the honest first guess. A counter that cannot be read: retry soon.
+	// the honest first guess.
 	retry := max(1, int(b.window.Round(time.Second).Seconds()))
-	if err != nil {
-		retry = 1
-	}
 	w.Header().Set("Retry-After", strconv.Itoa(retry))
 	Refuse(w, r, toolerr.New(toolerr.RateLimited, "too many bearer tokens from this address were refused; retry later").With("budget", BudgetRefusedBearers))
 	return false

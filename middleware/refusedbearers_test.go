@@ -3,11 +3,15 @@ package middleware
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/go-chi/httprate"
 )
 
 // TestRefusedBearers: once an address has had its allowance of bearers
@@ -120,5 +124,66 @@ func TestRefusedBearersIPv6Prefix(t *testing.T) {
 	}
 	if code := call("2001:db8:1:3::1", 99); code != http.StatusUnauthorized || lookups != 4 {
 		t.Fatalf("the next /64: %d after %d lookups, want its own 401 lookup", code, lookups)
+	}
+}
+
+// TestStoreOutageIsNotARefusedBearer: while the token store fails, a bearer
+// is answered 503 unavailable naming the token store, with Retry-After,
+// never 401 invalid_token; and no such answer spends the address's
+// refused-bearer allowance, so once the store is back the same address
+// is served at once (no lockout).
+func TestStoreOutageIsNotARefusedBearer(t *testing.T) {
+	down := true
+	auth := AuthenticatorFunc(func(_ context.Context, bearer string) (*Principal, error) {
+		if down {
+			return nil, Unavailable(PartTokenStore, errors.New("dial tcp: connection refused"))
+		}
+		return &Principal{Kind: OAuthConsent, Key: "grant:1", ScopesKnown: true}, nil
+	})
+	refused := NewRefusedBearers(BudgetOptions{RefusedBearersPerWindow: 2, Window: time.Minute})
+	h := Authenticate(auth, AuthOptions{Required: true, Challenge: Challenge{ResourceMetadataURL: "https://gw/.well-known/x"}, Refused: refused})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	call := func() *httptest.ResponseRecorder {
+		req, rec := newReq(http.MethodPost, "/mcp/documents", nil)
+		req.Header.Set("Authorization", "Bearer agw_at_good")
+		setFrom(rec, "192.0.2.1")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	for i := range 5 {
+		w := call()
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" || w.Header().Get("WWW-Authenticate") != "" {
+			t.Fatalf("outage call %d: %d Retry-After %q WWW-Authenticate %q", i, w.Code, w.Header().Get("Retry-After"), w.Header().Get("WWW-Authenticate"))
+		}
+		e := errorBody(t, w.Body.String())
+		if e["code"] != "unavailable" || e["message"] != "the token store is unavailable; retry later" || e["dependency"] != PartTokenStore || e["retry_after_seconds"] != float64(1) {
+			t.Fatalf("outage body %v", e)
+		}
+	}
+	down = false
+	if w := call(); w.Code != http.StatusNoContent {
+		t.Fatalf("after the outage: %d %s, want served (the outage spent no allowance)", w.Code, w.Body.String())
+	}
+}
+
+// TestRefusedBearersCounterDown: a refused-bearer counter that cannot be
+// read (Redis down) refuses as the budget store's fault, not as "too many
+// bearers refused".
+func TestRefusedBearersCounterDown(t *testing.T) {
+	refused := NewRefusedBearers(BudgetOptions{RefusedBearersPerWindow: 2, Window: time.Minute, Log: slog.New(slog.DiscardHandler),
+		NewCounter: func(string) httprate.LimitCounter { return failingCounter{failGet: true} }})
+	h := Authenticate(AuthenticatorFunc(func(context.Context, string) (*Principal, error) {
+		t.Fatal("looked up although the counter could not be read")
+		return nil, nil
+	}), AuthOptions{Required: true, Refused: refused})(mustNotRun(t))
+	req, rec := newReq(http.MethodPost, "/mcp/documents", nil)
+	req.Header.Set("Authorization", "Bearer agw_at_good")
+	setFrom(rec, "192.0.2.1")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	e := errorBody(t, w.Body.String())
+	if w.Code != http.StatusServiceUnavailable || e["code"] != "unavailable" || e["dependency"] != PartBudgetStore {
+		t.Fatalf("%d %v", w.Code, e)
 	}
 }

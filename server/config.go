@@ -18,6 +18,9 @@ type Config struct {
 	DatabaseURL   string
 	LogLevel      string
 	ShutdownGrace time.Duration
+	// ShutdownDrain is how long, after SIGTERM, /readyz answers 503 while
+	// the listener keeps serving (shutdown_drain).
+	ShutdownDrain time.Duration
 	WriteTimeout  time.Duration
 	// GCPercent and MemoryLimit are the collector policy (runtime.*), set
 	// at start unless GOGC or GOMEMLIMIT is in the environment; -1 is
@@ -61,8 +64,11 @@ type Config struct {
 	// TracingSampleRatio is the share of new traces sampled, 0..1.
 	TracingSampleRatio float64
 	RedisURL           string
-	ReadPerMinute      int
-	WritePerMinute     int
+	// RedisKeyPrefix starts every budget key in Redis (ratelimit.key_prefix);
+	// empty derives one from PublicURL (BudgetKeyPrefix).
+	RedisKeyPrefix string
+	ReadPerMinute  int
+	WritePerMinute int
 	// IPCeilingPerMinute bounds the tool calls one client IP makes with
 	// unverified (passthrough) credentials, whichever it sends.
 	IPCeilingPerMinute int

@@ -50,7 +50,9 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 	}
 	g.store = st
 	g.closers = append(g.closers, st.Close)
-	g.ready = append(g.ready, readinessCheck{name: "store", check: st.Ping})
+	probe := &storeProbe{ping: st.Ping, write: st.ProbeWrite, now: time.Now}
+	g.ready = append(g.ready, readinessCheck{name: "store", check: probe.check})
+	g.registry.MustRegister(newPoolCollector(st.PoolStats))
 
 	secret, err := loadCursorSecret(g.cfg)
 	if err != nil {
@@ -66,7 +68,7 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 	}
 	g.documentsC = documentsToolset(documents.Options{Sources: st, Files: files, Cursors: cursors},
 		instructions.Options{Store: st, GitHub: files})
-	g.documentsAuth = oauth.NewStoreAuthenticator(st, g.log)
+	g.documentsAuth = oauth.NewStoreAuthenticator(st, g.log, g.breakers.store)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,7 +35,10 @@ type Gateway struct {
 	// budgetRejections counts 429s by endpoint toolset and budget.
 	budgetRejections *prometheus.CounterVec
 	bounds           *loadBounds
-	ready            []readinessCheck
+	breakers         *dependencyBreakers
+	// draining is set on SIGTERM: /readyz answers 503 from then on.
+	draining atomic.Bool
+	ready    []readinessCheck
 	// githubApp is whether document reads can mint installation tokens:
 	// an API origin and a loaded GitHub App key.
 	githubApp bool
@@ -72,6 +76,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 	g.registry.MustRegister(g.budgetRejections)
 	g.workflowPurge = newWorkflowPurgeCounters(g.registry, g.storeRegistry)
 	g.bounds = newLoadBounds(g.cfg, g.registry)
+	g.breakers = newDependencyBreakers(g.registry)
 	if cfg.RedisURL != "" {
 		if err := g.openRedis(ctx); err != nil {
 			g.Close()

@@ -70,7 +70,7 @@ func (g *Gateway) wireOAuth() error {
 	if g.redis != nil {
 		// Every replica counts the same per-address limits, as budgets do.
 		cfg.NewCounter = func(limit string) httprate.LimitCounter {
-			return middleware.NewRedisCounter(g.redis, "agw:oauth:"+limit+":")
+			return middleware.NewRedisCounter(g.redis, g.cfg.BudgetKeyPrefix()+"oauth:"+limit+":").WithBreaker(g.breakers.redis)
 		}
 	}
 	g.oauth = oauth.New(cfg)

@@ -149,6 +149,10 @@ func (g *Gateway) apiMetricsHandler() http.Handler {
 // serve (the documents endpoint may be all an operator wants), and the
 // body lists each one's state for the operator to see.
 func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
+	if g.draining.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, readyzBody{Status: "draining", Upstreams: g.upstreamConfig()})
+		return
+	}
 	states, err := g.readiness(r.Context())
 	if err != nil {
 		g.log.Warn("not ready", "error", err)

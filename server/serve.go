@@ -116,6 +116,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
+	if serveErr == nil {
+		s.drain()
+	}
 	s.g.log.Info("shutting down", "grace", s.g.cfg.ShutdownGrace.String())
 	sctx, cancel := context.WithTimeout(context.Background(), s.g.cfg.ShutdownGrace)
 	defer cancel()

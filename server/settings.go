@@ -128,6 +128,17 @@ var settings = []setting{
 		},
 		show: func(c *Config) string { return c.LogLevel },
 	}},
+	{key: "shutdown_drain", def: "0s", help: "after SIGTERM, how long /readyz answers 503 while the listener still serves, so load balancers stop sending before it closes", field: field{
+		set: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d > 5*time.Minute {
+				return fmt.Errorf("want a duration from 0s to 5m such as 15s")
+			}
+			c.ShutdownDrain = d
+			return nil
+		},
+		show: func(c *Config) string { return c.ShutdownDrain.String() },
+	}},
 	{key: "shutdown_grace", def: "30s", help: "how long shutdown waits for in-flight requests", field: durationField(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{key: "http.write_timeout", def: "5m", help: "longest time one write to a client may block; per write, not a deadline on the whole response (a diff page takes as long as its upstream makes progress)", field: durationField(func(c *Config) *time.Duration { return &c.WriteTimeout })},
 	{key: "http.read_header_timeout", def: "10s", help: "longest time a client may take to send a request's headers (slowloris defence)", field: durationField(func(c *Config) *time.Duration { return &c.ReadHeaderTimeout })},
@@ -224,6 +235,16 @@ var settings = []setting{
 			return nil
 		},
 		show: func(c *Config) string { return c.RedisURL },
+	}},
+	{key: "ratelimit.key_prefix", help: "start of every budget key in Redis, shared by the replicas of one deployment and by no other (default agw:<hash of public_url>:)", field: field{
+		set: func(c *Config, v string) error {
+			if strings.ContainsAny(v, " \t\r\n") || len(v) > 64 {
+				return fmt.Errorf("want at most 64 characters without spaces")
+			}
+			c.RedisKeyPrefix = v
+			return nil
+		},
+		show: func(c *Config) string { return c.RedisKeyPrefix },
 	}},
 	{key: "ratelimit.read_per_minute", def: "600", help: "read budget per caller per minute", field: positiveField(func(c *Config) *int { return &c.ReadPerMinute })},
 	{key: "ratelimit.verified_bytes_per_minute", def: "0", help: "opt-in budget of diff bytes verified per caller per minute (every page pulls and verifies the whole diff); 0 is off, as the diff contract sets no total cap", field: parsedField(func(c *Config) *int64 { return &c.VerifiedBytesPerMinute }, parseNonNegative, formatInt64)},

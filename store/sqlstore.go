@@ -71,6 +71,16 @@ func (s *sqlStore) Ping(ctx context.Context) error {
 	return nil
 }
 
+// ProbeWrite implements Store: one row rewritten, so a database that
+// answers but cannot write (a full disk, read-only) fails it.
+func (s *sqlStore) ProbeWrite(ctx context.Context) error {
+	_, err := s.exec(ctx, s.db, "readiness write probe", `UPDATE readiness_probe SET probed_at = $1 WHERE id = 1`, s.d.timeArg(s.now()))
+	return err
+}
+
+// PoolStats implements Store.
+func (s *sqlStore) PoolStats() sql.DBStats { return s.db.Stats() }
+
 // Close implements Store.
 func (s *sqlStore) Close() error { return s.db.Close() }
 

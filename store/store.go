@@ -19,6 +19,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -204,6 +205,11 @@ type Store interface {
 
 	// Ping checks that the database answers: the readiness probe.
 	Ping(ctx context.Context) error
+	// ProbeWrite rewrites one row kept for the purpose: the readiness
+	// probe's proof that the database can still write.
+	ProbeWrite(ctx context.Context) error
+	// PoolStats are the connection pool's figures (metrics).
+	PoolStats() sql.DBStats
 	// Close releases the connection pool.
 	Close() error
 }

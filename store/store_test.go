@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -734,4 +735,33 @@ func dumpTables(t *testing.T, s store.Store) string {
 		rows.Close()
 	}
 	return b.String()
+}
+
+// TestProbeWrite: the readiness write probe rewrites its row on a writable
+// database and fails on one that cannot write (here SQLite opened
+// read-only under it), which a Ping does not notice.
+func TestProbeWrite(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(t.Context(), "", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ProbeWrite(t.Context()); err != nil {
+		t.Fatalf("writable store: %v", err)
+	}
+	st.Close()
+	ro, err := store.Open(t.Context(), "file:"+filepath.Join(dir, "agent-gateway.db")+"?mode=ro", dir)
+	if err != nil {
+		t.Skipf("read-only open refused at start: %v", err)
+	}
+	defer ro.Close()
+	if err := ro.Ping(t.Context()); err != nil {
+		t.Fatalf("read-only ping: %v", err)
+	}
+	if err := ro.ProbeWrite(t.Context()); err == nil {
+		t.Fatal("the write probe passed on a read-only database")
+	}
+	if s := ro.PoolStats(); s.MaxOpenConnections == 0 && s.OpenConnections == 0 {
+		t.Fatalf("pool stats empty: %+v", s)
+	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"time"
 
@@ -85,6 +86,12 @@ func callErr(t tracedStore, ctx context.Context, method string, f func(context.C
 
 // Ping implements Store; readiness probes are not traced.
 func (t tracedStore) Ping(ctx context.Context) error { return t.next.Ping(ctx) }
+
+// ProbeWrite implements Store; readiness probes are not traced.
+func (t tracedStore) ProbeWrite(ctx context.Context) error { return t.next.ProbeWrite(ctx) }
+
+// PoolStats implements Store.
+func (t tracedStore) PoolStats() sql.DBStats { return t.next.PoolStats() }
 
 // Close implements Store.
 func (t tracedStore) Close() error { return t.next.Close() }

@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -117,6 +119,10 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 		return nil, c.observe(req, start, 0, &Error{Kind: KindRequest, Reason: "request outside the fixed origin"})
 	}
 	ctx, cancel := context.WithCancel(req.Context())
+	// net/http writes a request only on a connection it got: no GotConn,
+	// nothing of the request left the gateway (Error.NotSent).
+	var gotConn atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) }})
 	wd := newWatchdog(c.ioTimeout, cancel)
 	req = req.Clone(ctx)
 	req.Header.Set("Accept-Encoding", "identity")
@@ -128,7 +134,11 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	wd.disarm()
 	if err != nil {
 		wd.stop()
-		return nil, c.observe(req, start, 0, classify(err, wd))
+		err = classify(err, wd)
+		if ue := (*Error)(nil); !gotConn.Load() && errors.As(err, &ue) {
+			ue.NotSent = true
+		}
+		return nil, c.observe(req, start, 0, err)
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		resp.Body.Close()

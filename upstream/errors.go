@@ -49,6 +49,10 @@ type Error struct {
 	Status int // HTTP status when a response arrived, else 0
 	Reason string
 	Err    error
+	// NotSent: the failure came before the request had a connection (a
+	// dial refused or timed out, a TLS handshake that failed), so not a
+	// byte of it left the gateway: a write is known undelivered.
+	NotSent bool
 }
 
 func (e *Error) Error() string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
@@ -48,11 +49,52 @@ func TestStoreAuthenticator(t *testing.T) {
 			t.Fatalf("%q: %v", bad, err)
 		}
 	}
+	// A store failure is the store's, not the token's: unavailable, never
+	// ErrInvalidToken, logged with the request id and without the token.
 	a.store = fakeTokens{err: errors.New("database down")}
-	if _, err := a.Authenticate(ctx, "agw_at_secret-canary"); !errors.Is(err, middleware.ErrInvalidToken) {
+	rec := &middleware.Record{}
+	rctx := middleware.WithRecord(ctx, rec)
+	if _, err := a.Authenticate(rctx, "agw_at_secret-canary"); !errors.Is(err, middleware.ErrUnavailable) || errors.Is(err, middleware.ErrInvalidToken) {
 		t.Fatalf("store failure: %v", err)
 	}
-	if !bytes.Contains(logs.Bytes(), []byte("database down")) || bytes.Contains(logs.Bytes(), []byte("canary")) {
+	if !bytes.Contains(logs.Bytes(), []byte("database down")) || bytes.Contains(logs.Bytes(), []byte("canary")) || !bytes.Contains(logs.Bytes(), []byte(`"request_id"`)) {
 		t.Fatalf("logs: %s", logs.String())
 	}
+}
+
+// TestStoreAuthenticatorBreaker: after a store failure the breaker answers
+// the next lookups unavailable without asking the store; a missing token
+// is the store answering and opens nothing.
+func TestStoreAuthenticatorBreaker(t *testing.T) {
+	b := middleware.NewBreaker(time.Hour, nil)
+	calls := 0
+	st := &countingTokens{calls: &calls, fakeTokens: fakeTokens{}}
+	a := storeAuthenticator{store: st, log: slog.New(slog.DiscardHandler), breaker: b}
+	ctx := context.Background()
+	if _, err := a.Authenticate(ctx, "agw_at_bad"); !errors.Is(err, middleware.ErrInvalidToken) || b.Open() {
+		t.Fatalf("missing token: %v, open %v", err, b.Open())
+	}
+	st.fakeTokens = fakeTokens{err: errors.New("database down")}
+	if _, err := a.Authenticate(ctx, "agw_at_good"); !errors.Is(err, middleware.ErrUnavailable) || !b.Open() {
+		t.Fatalf("store failure: %v, open %v", err, b.Open())
+	}
+	before := calls
+	if _, err := a.Authenticate(ctx, "agw_lt_good"); !errors.Is(err, middleware.ErrUnavailable) || calls != before {
+		t.Fatalf("open breaker: %v, %d store calls", err, calls-before)
+	}
+}
+
+type countingTokens struct {
+	fakeTokens
+	calls *int
+}
+
+func (c *countingTokens) LookupAccessToken(ctx context.Context, s string) (store.TokenConsent, error) {
+	*c.calls++
+	return c.fakeTokens.LookupAccessToken(ctx, s)
+}
+
+func (c *countingTokens) LookupLegacyToken(ctx context.Context, s string) (store.LegacyToken, error) {
+	*c.calls++
+	return c.fakeTokens.LookupLegacyToken(ctx, s)
 }

@@ -127,7 +127,7 @@ func (c *Toolset) Server(include func(Tool) bool, log *slog.Logger) *mcp.Server 
 				Title: t.Title, ReadOnlyHint: t.ReadOnly, IdempotentHint: t.Idempotent,
 				DestructiveHint: ptr(false), OpenWorldHint: ptr(t.OpenWorld),
 			},
-		}, c.handler(t))
+		}, c.handler(t, log))
 	}
 	return s
 }
@@ -135,27 +135,46 @@ func (c *Toolset) Server(include func(Tool) bool, log *slog.Logger) *mcp.Server 
 func ptr[T any](v T) *T { return &v }
 
 // handler adapts a Tool to the SDK: it runs the tool, records the outcome
-// for logs and metrics, and renders the one-text-block result.
-func (c *Toolset) handler(t Tool) mcp.ToolHandler {
+// for logs and metrics, and renders the one-text-block result. A failure
+// that is the gateway's (internal_error, unavailable) has its cause logged
+// here, once, with the request id: the caller is only ever shown a
+// generic message.
+func (c *Toolset) handler(t Tool, log *slog.Logger) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, release := boundToCaller(ctx)
 		defer release()
 		ctx = stdioCall(ctx, t.Name, req)
 		rec := middleware.RecordFromContext(ctx)
 		out, err := t.Handle(ctx, req.Params.Arguments)
-		if err != nil {
-			te := toolerr.As(err)
-			rec.SetOutcome(string(te.Code))
-			return ErrorResult(te), nil
+		if err == nil {
+			var text string
+			if text, err = resultText(out); err == nil {
+				rec.SetOutcome("ok")
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+			}
+			err = toolerr.Wrap(err, toolerr.Internal, "result could not be encoded")
 		}
-		text, err := resultText(out)
-		if err != nil {
-			rec.SetOutcome(string(toolerr.Internal))
-			return ErrorResult(toolerr.Wrap(err, toolerr.Internal, "result could not be encoded")), nil
-		}
-		rec.SetOutcome("ok")
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		te := toolerr.As(err)
+		rec.SetOutcome(string(te.Code))
+		logGatewayFault(ctx, log, t.Name, rec, te)
+		return ErrorResult(te), nil
 	}
+}
+
+// logGatewayFault logs the cause of a tool failure that is the gateway's
+// own: internal_error or unavailable. Every other code is the caller's or
+// an upstream's and its answer says all there is.
+func logGatewayFault(ctx context.Context, log *slog.Logger, tool string, rec *middleware.Record, te *toolerr.Error) {
+	if log == nil || (te.Code != toolerr.Internal && te.Code != toolerr.Unavailable) {
+		return
+	}
+	cause := "none recorded"
+	if te.Err != nil {
+		cause = te.Err.Error()
+	}
+	log.LogAttrs(ctx, slog.LevelError, "tool failed inside the gateway",
+		slog.String("request_id", rec.RequestID()), slog.String("tool", tool), slog.String("code", string(te.Code)),
+		slog.String("message", te.Message), slog.String("error", cause))
 }
 
 // ErrorResult renders a refusal as an isError tool result.

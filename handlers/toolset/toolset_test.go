@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -49,7 +52,7 @@ func callHandler(t *testing.T, tool Tool, raw string) (*mcp.CallToolResult, *mid
 	rec := &middleware.Record{}
 	ctx := middleware.WithRecord(t.Context(), rec)
 	c := New("test", "v0", "", tool)
-	res, err := c.handler(tool)(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool.Name, Arguments: json.RawMessage(raw)}})
+	res, err := c.handler(tool, nil)(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool.Name, Arguments: json.RawMessage(raw)}})
 	if err != nil {
 		t.Fatalf("handler returned a protocol error: %v", err)
 	}
@@ -175,4 +178,58 @@ func TestToolset(t *testing.T) {
 		}
 	}()
 	New("dup", "v0", "", Tool{Name: "a"}, Tool{Name: "a"})
+}
+
+// TestGatewayFaultLogged: a tool failure that is the gateway's own
+// (internal_error, unavailable) logs its cause once with the request id
+// and tool; the caller sees only the generic message; a caller's or an
+// upstream's failure (not_found) logs nothing.
+func TestGatewayFaultLogged(t *testing.T) {
+	storeDown := Tool{Name: "workflow_dispatch", Handle: func(context.Context, json.RawMessage) (any, error) {
+		return nil, toolerr.Wrap(errors.New("disk I/O error: database or disk is full"), toolerr.Internal, "the workflow could not be stored")
+	}}
+	plain := Tool{Name: "plain", Handle: func(context.Context, json.RawMessage) (any, error) {
+		return nil, errors.New("dial tcp: connection refused")
+	}}
+	missing := Tool{Name: "missing", Handle: func(context.Context, json.RawMessage) (any, error) {
+		return nil, toolerr.New(toolerr.NotFound, "no such profile")
+	}}
+	for _, tc := range []struct {
+		tool  Tool
+		cause string // "" logs nothing
+	}{
+		{storeDown, "database or disk is full"},
+		{plain, "connection refused"},
+		{missing, ""},
+	} {
+		t.Run(tc.tool.Name, func(t *testing.T) {
+			var logs strings.Builder
+			log := slog.New(slog.NewJSONHandler(&logs, nil))
+			var ctx context.Context
+			middleware.RequestID(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { ctx = r.Context() })).
+				ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
+			id := middleware.RecordFromContext(ctx).RequestID()
+			if id == "" {
+				t.Fatal("no request id")
+			}
+			c := New("test", "v0", "", tc.tool)
+			res, err := c.handler(tc.tool, log)(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tc.tool.Name, Arguments: json.RawMessage(`{}`)}})
+			if err != nil || !res.IsError {
+				t.Fatalf("%v %v", res, err)
+			}
+			if text := oneText(t, res); strings.Contains(text, "disk") || strings.Contains(text, "dial") {
+				t.Fatalf("the cause reached the caller: %s", text)
+			}
+			lines := strings.Count(logs.String(), "\n")
+			if tc.cause == "" {
+				if lines != 0 {
+					t.Fatalf("logged a failure that is not the gateway's: %s", logs.String())
+				}
+				return
+			}
+			if lines != 1 || !strings.Contains(logs.String(), tc.cause) || !strings.Contains(logs.String(), `"request_id":"`+id+`"`) || !strings.Contains(logs.String(), `"tool":"`+tc.tool.Name+`"`) {
+				t.Fatalf("want the cause once with the request id and tool, got %d lines: %s", lines, logs.String())
+			}
+		})
+	}
 }

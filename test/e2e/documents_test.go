@@ -107,6 +107,9 @@ type stackOptions struct {
 	emu   githubemu.Options
 	env   map[string]string
 	noApp bool
+	// binary, when set, runs the gateway through another executable (a
+	// wrapper that sets a resource limit, say).
+	binary string
 }
 
 func newDocStack(t *testing.T, dbURL string, o stackOptions) *docStack {
@@ -159,7 +162,7 @@ func newDocStack(t *testing.T, dbURL string, o stackOptions) *docStack {
 		env[k] = v
 	}
 	s.env = env
-	s.gw = gatewaytest.Start(t, gatewaytest.Options{Env: env, Canaries: s.canaries})
+	s.gw = gatewaytest.Start(t, gatewaytest.Options{Env: env, Canaries: s.canaries, Binary: o.binary})
 	addCursorSecret(t, s.canaries, s.dataDir)
 	return s
 }

@@ -299,8 +299,10 @@ func TestHostileLoadRedisSecrets(t *testing.T) {
 	}
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	for range 3 {
-		if resp, _ := postRPC(t, st.gw.URL+"/mcp/forgejo", list, nil); resp.StatusCode != 429 {
-			t.Fatalf("a budget without its Redis did not fail closed: %d", resp.StatusCode)
+		// Closed, and named as the gateway's fault (503 unavailable),
+		// not as a spent budget.
+		if resp, body := postRPC(t, st.gw.URL+"/mcp/forgejo", list, nil); resp.StatusCode != 503 || !strings.Contains(body, `"unavailable"`) {
+			t.Fatalf("a budget without its Redis did not fail closed as unavailable: %d %s", resp.StatusCode, body)
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)

@@ -207,6 +207,9 @@ func Start(t testing.TB, o Options) *Process {
 	for k, v := range o.Env {
 		env[k] = v
 	}
+	if env["AGENT_GATEWAY_RATELIMIT_REDIS_URL"] != "" && env[KeyPrefixEnv] == "" {
+		env[KeyPrefixEnv] = KeyPrefix(t)
+	}
 	p.DataDir = env["AGENT_GATEWAY_DATA_DIR"] // the caller's, when it chose one
 	p.MetricsURL = p.URL + "/metrics"
 	if m := env["AGENT_GATEWAY_METRICS_LISTEN"]; m != "" {

@@ -243,8 +243,10 @@ func (c *Client) postOnce(ctx context.Context, cred upstream.Credential, payload
 		return 0, nil, uncertain("Forgejo's answer was cut off or over its size bound", ae.Status, ae.Err)
 	}
 	var ue *upstream.Error
-	if errors.As(err, &ue) && ue.Kind == upstream.KindRequest {
-		return 0, nil, TransportError(err) // refused before sending
+	if errors.As(err, &ue) && (ue.Kind == upstream.KindRequest || ue.NotSent) {
+		// Refused before sending, or failed before a connection (a dial
+		// refused or timed out): known undelivered, so not uncertain.
+		return 0, nil, TransportError(err)
 	}
 	return 0, nil, uncertain(writeFailure(err), statusOf(err), err)
 }

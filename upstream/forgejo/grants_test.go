@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -224,5 +225,55 @@ func TestCheckGrantAndSubmission(t *testing.T) {
 		if r := checkSubmission(json.RawMessage(body), f, submissionWant{requestKey: testKey, digest: testDigest, created: true}); r == "" {
 			t.Errorf("receipt %s accepted", name)
 		}
+	}
+}
+
+// TestWriteNotSentIsUnavailable: a write whose connection was refused (a
+// raw TCP listener that closes its port before the dial) never left the
+// gateway, so it is upstream_unavailable — not delivery_uncertain, which
+// is kept for a write that may have reached Forgejo (here, a raw TCP
+// server that reads the request and closes without answering).
+func TestWriteNotSentIsUnavailable(t *testing.T) {
+	sub := Submission{Proposal: Proposal{Schema: ProposalSchema, Version: 1, Digest: testDigest}, RequestKey: testKey, Title: "t", Body: "b"}
+	client := func(addr string) *Client {
+		origin, err := upstream.ParseOrigin("http://" + addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return New(upstream.New(upstream.Config{Name: "forgejo", Origin: origin, IOTimeout: 2 * time.Second}))
+	}
+	// A port nothing listens on: the dial is refused.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := ln.Addr().String()
+	ln.Close()
+	_, err = client(refused).SubmitAgentWorkProposal(context.Background(), testCred, "demo", "gateway", 7001, sub)
+	if codeOf(err) != toolerr.UpstreamUnavailable {
+		t.Fatalf("refused dial: %v, want upstream_unavailable", err)
+	}
+
+	// A server that reads the request head and hangs up: it may have
+	// acted on it, so the outcome is uncertain.
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			_, _ = c.Read(make([]byte, 4096))
+			c.Close()
+		}
+	}()
+	_, err = client(ln.Addr().String()).SubmitAgentWorkProposal(context.Background(), testCred, "demo", "gateway", 7001, sub)
+	if codeOf(err) != toolerr.DeliveryUncertain {
+		t.Fatalf("request read, then the connection closed: %v, want delivery_uncertain", err)
 	}
 }

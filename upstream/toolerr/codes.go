@@ -44,7 +44,10 @@ const (
 	RateLimited     Code = "rate_limited"
 	// Overloaded: a gateway-wide bound (requests in flight, request-body
 	// bytes buffered, open connections) is reached; retry after Retry-After.
-	Overloaded           Code = "overloaded"
+	Overloaded Code = "overloaded"
+	// Unavailable: one of the gateway's own dependencies (the token store,
+	// the budget store) failed; the gateway's fault, never the caller's.
+	Unavailable          Code = "unavailable"
 	Internal             Code = "internal_error"
 	UpstreamUnconfigured Code = "upstream_unconfigured"
 
@@ -113,6 +116,7 @@ var outcomes = []outcome{
 	{BodyTooLarge, http.StatusRequestEntityTooLarge, -32013, "a request body over 1 MiB, or over the client IP's body budget"},
 	{RateLimited, http.StatusTooManyRequests, -32029, "a caller's or client IP's budget is spent (`budget` or `bound` names it); `Retry-After` says when to retry, and the error repeats it as `retry_after_seconds`"},
 	{Overloaded, http.StatusServiceUnavailable, -32053, "a gateway-wide bound is reached (`bound` names it); `Retry-After: 1`, repeated as `retry_after_seconds`"},
+	{Unavailable, http.StatusServiceUnavailable, -32054, "a dependency of the gateway failed (`dependency` names it: `token store`, `budget store`); the message says which, the cause is only logged; `Retry-After: 1`, repeated as `retry_after_seconds`; no allowance of the caller is spent"},
 	{Internal, http.StatusInternalServerError, -32603, "an unexpected failure inside the gateway (a store error, a result it could not encode, a recovered panic); the message is generic and the cause only logged"},
 	{UpstreamUnconfigured, 0, 0, "the gateway has no `forgejo.origin`"},
 

@@ -1,0 +1,246 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/store/storetest"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
+	"github.com/agent-gateway/agent-gateway/test/tcpcut"
+)
+
+// cutProxy puts a tcpcut proxy in front of target (a loopback host:port),
+// closed when the test ends.
+func cutProxy(t *testing.T, target string) *tcpcut.Proxy {
+	t.Helper()
+	p, err := tcpcut.Start(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// outageAnswer is what one call got: status, Retry-After, the
+// WWW-Authenticate challenge and the error's code and dependency.
+type outageAnswer struct {
+	status                   int
+	retryAfter, challenge    string
+	code, dependency, reason string
+}
+
+func callForOutage(t *testing.T, url, token, tool string) outageAnswer {
+	t.Helper()
+	return readOutage(rawCall(t, url, token, tool, map[string]any{}))
+}
+
+// readOutage is one answer as an outageAnswer.
+func readOutage(resp *http.Response, body string) outageAnswer {
+	a := outageAnswer{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), challenge: resp.Header.Get("WWW-Authenticate")}
+	var msg struct {
+		Error *struct {
+			Message string
+			Data    struct{ Code, Dependency string }
+		}
+	}
+	if json.Unmarshal([]byte(body), &msg) == nil && msg.Error != nil {
+		a.code, a.dependency, a.reason = msg.Error.Data.Code, msg.Error.Data.Dependency, msg.Error.Message
+	}
+	return a
+}
+
+// waitServed calls until the answer is not a 503 and returns it with how
+// long that took, failing past limit.
+func waitServed(t *testing.T, limit time.Duration, call func() outageAnswer) (outageAnswer, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for {
+		a := call()
+		if a.status != http.StatusServiceUnavailable {
+			return a, time.Since(start)
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("still %+v %s after the dependency came back", a, time.Since(start))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestStoreOutageAnsweredUnavailable: with PostgreSQL cut (through a proxy
+// of the test's own; the shared server keeps running), a valid gateway
+// bearer is answered 503 unavailable naming the token store, with
+// Retry-After, never 401 invalid_token; the outage spends none of the
+// address's refused-bearer allowance (3 here, far fewer than the calls
+// made), so when the store answers again the same bearer is served within
+// 2 s, not locked out.
+func TestStoreOutageAnsweredUnavailable(t *testing.T) {
+	dbURL, err := url.Parse(storetest.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := cutProxy(t, dbURL.Host)
+	dbURL.Host = proxy.Addr()
+	s := newDocStack(t, dbURL.String(), stackOptions{env: map[string]string{
+		"AGENT_GATEWAY_RATELIMIT_REFUSED_BEARERS_PER_MINUTE": "3",
+	}})
+	endpoint := s.gw.URL + "/mcp/documents"
+	call := func() outageAnswer { return callForOutage(t, endpoint, s.tokenA, "runtime_bootstrap_get") }
+	outageCycle(t, proxy, 10, "token store", call)
+	logs := s.gw.Logs()
+	if !strings.Contains(logs, "the token store is unavailable") || !strings.Contains(logs, `"request_id":"`) {
+		t.Fatalf("the cause is not logged with the request id:\n%s", logs)
+	}
+}
+
+// TestRedisOutageAnsweredUnavailable: with Redis cut, an anonymous read is
+// answered 503 unavailable naming the budget store, with Retry-After —
+// never "budget spent" — and is served again within 2 s of Redis's
+// return.
+func TestRedisOutageAnsweredUnavailable(t *testing.T) {
+	requireRedis(t)
+	proxy := cutProxy(t, "127.0.0.1:6379")
+	st := startForgejoStack(t, map[string]string{"AGENT_GATEWAY_RATELIMIT_REDIS_URL": "redis://" + proxy.Addr() + "/0"})
+	endpoint := st.gw.URL + "/mcp/forgejo"
+	call := func() outageAnswer {
+		return readOutage(postRPC(t, endpoint, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"}))
+	}
+	outageCycle(t, proxy, 5, "budget store", call)
+}
+
+// outageCycle serves one call, cuts proxy, checks that n calls are each
+// answered 503 unavailable naming dependency with Retry-After — never
+// invalid_token, never "spent" — then restores it and checks that a call
+// is served within 2 s (no lockout).
+func outageCycle(t *testing.T, proxy *tcpcut.Proxy, n int, dependency string, call func() outageAnswer) {
+	t.Helper()
+	if a := call(); a.status != http.StatusOK {
+		t.Fatalf("before the outage: %+v", a)
+	}
+	proxy.Set(tcpcut.Refuse)
+	for i := range n {
+		a := call()
+		if a.status != http.StatusServiceUnavailable || a.code != "unavailable" || a.dependency != dependency ||
+			!strings.Contains(a.reason, "the "+dependency+" is unavailable") || strings.Contains(a.reason, "spent") ||
+			a.retryAfter == "" || strings.Contains(a.challenge, "invalid_token") {
+			t.Fatalf("outage call %d: %+v", i, a)
+		}
+	}
+	proxy.Set(tcpcut.Up)
+	a, took := waitServed(t, 2*time.Second, call)
+	if a.status != http.StatusOK {
+		t.Fatalf("after the outage: %+v (a lockout?)", a)
+	}
+	t.Logf("served %s after the %s came back", took, dependency)
+}
+
+// TestDeploymentsOnOneRedisKeepTheirBudgets: two deployments on the same
+// Redis database, each with its own ratelimit.key_prefix, spend separate
+// budgets: one spending all of 127.0.0.1's reads leaves the other's
+// untouched (before the prefix, both counted under "agw:budget:…", and a
+// full CI run once got 429 from another gateway's traffic).
+func TestDeploymentsOnOneRedisKeepTheirBudgets(t *testing.T) {
+	requireRedis(t)
+	env := func(prefix string) map[string]string {
+		return map[string]string{
+			"AGENT_GATEWAY_RATELIMIT_REDIS_URL":       "redis://127.0.0.1:6379/0",
+			"AGENT_GATEWAY_RATELIMIT_READ_PER_MINUTE": "3",
+			gatewaytest.KeyPrefixEnv:                  prefix,
+		}
+	}
+	base := gatewaytest.KeyPrefix(t)
+	a := startForgejoStack(t, env(base+"a:"))
+	b := startForgejoStack(t, env(base+"b:"))
+	list := func(gw string) int {
+		resp, _ := postRPC(t, gw+"/mcp/forgejo", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})
+		return resp.StatusCode
+	}
+	for i := range 3 {
+		if code := list(a.gw.URL); code != http.StatusOK {
+			t.Fatalf("deployment a, read %d of 3: %d", i+1, code)
+		}
+	}
+	if code := list(a.gw.URL); code != http.StatusTooManyRequests {
+		t.Fatalf("deployment a past its budget: %d, want 429", code)
+	}
+	if code := list(b.gw.URL); code != http.StatusOK {
+		t.Fatalf("deployment b after a spent its own budget: %d, want 200", code)
+	}
+}
+
+// fileSizeLimited writes a wrapper that runs the gateway binary with its
+// file-size limit (RLIMIT_FSIZE, ulimit -f in 512-byte blocks) at kib
+// KiB: every file the gateway grows past it fails with EFBIG, as on a full
+// disk, without root and without touching the machine's disks. The Go
+// runtime ignores SIGXFSZ, so the gateway sees the error, not a signal.
+func fileSizeLimited(t *testing.T, kib int) string {
+	t.Helper()
+	wrapper := filepath.Join(t.TempDir(), "gateway-fsize")
+	script := fmt.Sprintf("#!/bin/sh\nulimit -f %d\nexec %q \"$@\"\n", kib*2, gatewaytest.Binary(t))
+	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return wrapper
+}
+
+// TestFullDiskNamedAndLogged: with the SQLite data directory's files held
+// at a size limit (a full disk, as far as the gateway can tell), a
+// workflow_dispatch that cannot store its workflow answers internal_error
+// and its cause is logged once with the request id; /readyz, which now
+// writes, turns 503 instead of staying green on a disk that cannot write.
+func TestFullDiskNamedAndLogged(t *testing.T) {
+	s := newCatalogStackWith(t, storetest.SQLiteURL(t), true, stackOptions{binary: fileSizeLimited(t, 64), env: map[string]string{
+		"AGENT_GATEWAY_CATALOG_DISPATCHES_PER_HOUR": "1000",
+	}})
+	cs := s.session(t, s.token)
+	failedAt := -1
+	for i := range 50 {
+		out, isErr := callTool(t, cs, "workflow_dispatch", map[string]any{"profile_id": s.profile})
+		if isErr {
+			if code := out["error"].(map[string]any)["code"]; code != "internal_error" {
+				t.Fatalf("dispatch %d on a full disk: %v", i, out)
+			}
+			failedAt = i
+			break
+		}
+	}
+	if failedAt < 0 {
+		t.Fatal("50 dispatches stored under a 64 KiB file limit: the limit did not bite")
+	}
+	logs := s.gw.Logs()
+	var faults []string
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "tool failed inside the gateway") && strings.Contains(line, `"tool":"workflow_dispatch"`) {
+			faults = append(faults, line)
+		}
+	}
+	if len(faults) != 1 || !regexp.MustCompile(`"request_id":"[^"]+"`).MatchString(faults[0]) || !strings.Contains(faults[0], `"error":"`) {
+		t.Fatalf("want the failed dispatch's cause logged once with its request id, got %d lines:\n%s", len(faults), logs)
+	}
+	deadline := time.Now().Add(2*writeProbeInterval + 2*time.Second)
+	for {
+		resp, err := http.Get(s.gw.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz still %d on a store that cannot write", resp.StatusCode)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("dispatch %d was the first refused", failedAt+1)
+}
+
+// writeProbeInterval is the server's bound on /readyz store writes.
+const writeProbeInterval = 5 * time.Second
