@@ -82,6 +82,9 @@ type demoSeed struct {
 // connect, and serves until interrupted. It accepts the flags of serve;
 // --listen picks the gateway's address.
 func runDemo(ctx context.Context, args []string, std Stdio) error {
+	if done, err := demoPreflight(args, std); done || err != nil {
+		return err
+	}
 	loaded, err := Load(LoadOptions{Command: "demo", Args: args, Stdout: std.Out, Stderr: std.Err})
 	if err != nil {
 		return err
