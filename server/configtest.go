@@ -13,7 +13,25 @@ func printConfig(w io.Writer, c *Config) error {
 	for _, s := range settings {
 		fmt.Fprintf(w, "  %-28s %s\n", s.key, s.printed(c))
 	}
+	if half := c.halfConfiguredApp(); half != "" {
+		fmt.Fprintln(w, "warning:", half)
+	}
 	return nil
+}
+
+// halfConfiguredApp says what is missing when one of the GitHub App's two
+// settings is set without the other; "" when both or neither are. The
+// gateway starts so (the documents toolset answers provider_unconfigured)
+// and logs it; --config-test prints it.
+func (c *Config) halfConfiguredApp() string {
+	const effect = "the GitHub App is half configured, and every document read answers provider_unconfigured"
+	switch {
+	case c.GitHubAppID != 0 && c.GitHubAppKeyFile == "":
+		return "github.app_id (HEYAIRA_GITHUB_APP_ID, AGENT_GATEWAY_GITHUB_APP_ID) is set but github.private_key_file (HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE, AGENT_GATEWAY_GITHUB_PRIVATE_KEY_FILE) is not: " + effect
+	case c.GitHubAppID == 0 && c.GitHubAppKeyFile != "":
+		return "github.private_key_file is set but github.app_id (HEYAIRA_GITHUB_APP_ID, AGENT_GATEWAY_GITHUB_APP_ID) is not: " + effect
+	}
+	return ""
 }
 
 // demoPreflight is what `demo` does before it builds or starts anything,

@@ -111,7 +111,7 @@ func (g *Gateway) githubFiles() (githubReader, error) {
 			return nil, &ConfigError{Problems: []string{"github.private_key_file: " + err.Error()}}
 		}
 	case g.cfg.GitHubAppID != 0 || g.cfg.GitHubAppKeyFile != "":
-		g.log.Warn("GitHub App half configured: set both github.app_id and github.private_key_file; document reads answer provider_unconfigured")
+		g.log.Warn(g.cfg.halfConfiguredApp())
 	}
 	g.githubApp = app != nil
 	up := upstream.New(upstream.Config{
