@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,27 +28,11 @@ func TestDemoHelpAndConfigTest(t *testing.T) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = root
 		cmd.Env = append(gatewaytest.CleanEnv(), "GORACE=atexit_sleep_ms=0", "XDG_CACHE_HOME="+userCache)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		// A child that keeps the output open (a go build it started) must
-		// not hold the test past the kill below.
-		cmd.WaitDelay = 5 * time.Second
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		out, errOut, err := runBounded(t, cmd, 30*time.Second)
+		if err != nil {
+			t.Fatalf("%v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out, errOut)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("%v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out.String(), errOut.String())
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Fatalf("%v did not exit within 30 s (it started the demo?)\nstdout:\n%s\nstderr:\n%s", args, out.String(), errOut.String())
-		}
-		return out.String(), errOut.String(), userCache
+		return out, errOut, userCache
 	}
 	builtNothing := func(t *testing.T, stderr, userCache string) {
 		t.Helper()

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -31,37 +30,23 @@ func TestStdioAnswersBeforeEOF(t *testing.T) {
 		cmd := exec.Command(gatewaytest.Binary(t), "stdio")
 		cmd.Env = append(gatewaytest.CleanEnv(), "AGENT_GATEWAY_DATA_DIR="+t.TempDir(), "AGENT_GATEWAY_FORGEJO_ORIGIN="+emu.URL())
 		cmd.Stdin = strings.NewReader(session)
-		var stdout bytes.Buffer
-		logs := &syncWriter{}
-		cmd.Stdout, cmd.Stderr = &stdout, logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("run %d: stdio exited with %v\n%s", run, err, logs.String())
-			}
-		case <-time.After(time.Minute):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Fatalf("run %d: stdio did not exit within a minute of the end of its input\n%s", run, logs.String())
+		stdout, logs, err := runBounded(t, cmd, time.Minute)
+		if err != nil {
+			t.Fatalf("run %d: stdio exited with %v\n%s", run, err, logs)
 		}
 		answers := map[int]json.RawMessage{}
-		for _, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+		for _, line := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
 			var m struct {
 				ID     int             `json:"id"`
 				Result json.RawMessage `json:"result"`
 			}
 			if err := json.Unmarshal([]byte(line), &m); err != nil || m.Result == nil {
-				t.Fatalf("run %d: a line that is no result (%v): %q\nstdout:\n%s", run, err, line, stdout.String())
+				t.Fatalf("run %d: a line that is no result (%v): %q\nstdout:\n%s", run, err, line, stdout)
 			}
 			answers[m.ID] = m.Result
 		}
 		if len(answers) != 3 || answers[1] == nil || answers[2] == nil || answers[3] == nil {
-			t.Fatalf("run %d: answers to %d of the 3 requests; stdout:\n%s\nlog:\n%s", run, len(answers), stdout.String(), logs.String())
+			t.Fatalf("run %d: answers to %d of the 3 requests; stdout:\n%s\nlog:\n%s", run, len(answers), stdout, logs)
 		}
 		if !strings.Contains(string(answers[2]), `"get_pull_request"`) {
 			t.Fatalf("run %d: tools/list answered %s", run, answers[2])
