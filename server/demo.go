@@ -82,6 +82,9 @@ type demoSeed struct {
 // connect, and serves until interrupted. It accepts the flags of serve;
 // --listen picks the gateway's address.
 func runDemo(ctx context.Context, args []string, std Stdio) error {
+	if done, err := demoPreflight(args, std); done || err != nil {
+		return err
+	}
 	loaded, err := Load(LoadOptions{Command: "demo", Args: args, Stdout: std.Out, Stderr: std.Err})
 	if err != nil {
 		return err
@@ -296,6 +299,21 @@ func seedDemoCatalog(ctx context.Context, st store.Store, p store.Project, proje
 	return prof.ID, nil
 }
 
+// demoSelf is how the banner names this binary in a command: its absolute
+// path, quoted for a POSIX shell when it needs to be. The binary is the
+// demo build, which has every command; `go run . diff` would compile again
+// and turn diff's exit codes 2 and 3 into 1.
+func demoSelf() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "agent-gateway"
+	}
+	if strings.Trim(exe, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") == "" {
+		return exe
+	}
+	return "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
+}
+
 // newRequestKey returns a random canonical lowercase UUIDv4, the form
 // submit_agent_work_proposal requires of its idempotency key.
 func newRequestKey() (string, error) {
@@ -386,13 +404,13 @@ The walk-through: every tool of both endpoints, in order, each one MCP call over
    then check that git applies it to the pull request's merge base:
 
   export AGENT_GATEWAY_TOKEN=%[1]s
-  go run . diff --endpoint %[2]s %[3]s/%[4]s#%[5]d > pr1.diff
+  %[8]s diff --endpoint %[2]s %[3]s/%[4]s#%[5]d > pr1.diff
   git clone -q %[6]s pr1-base && git -C pr1-base checkout -q %[7]s
   git -C pr1-base apply --check ../pr1.diff && echo "the verified diff applies"
 
 4. Confirm the grant: the agent repeats the proposal it read (schema, version, digest):
 
-`, bot, fj, d.Owner, d.PublicRepo, d.OpenPull, gitDir, mergeBase)
+`, bot, fj, d.Owner, d.PublicRepo, d.OpenPull, gitDir, mergeBase, demoSelf())
 	fmt.Fprint(w, mcpCurl(fj, bot, 9, "confirm_agent_work_grant", "{"+triple+"}"))
 	fmt.Fprintf(w, `
 5. Approve it as the human %[1]s. Forgejo does this in the browser; the emulator has a route for it:
@@ -425,6 +443,13 @@ Connect an MCP client (it discovers OAuth on the documents endpoint and logs in 
 
   claude mcp add --transport http forgejo %s
   claude mcp add --transport http documents %s
+  claude mcp login documents
+
+The login is the next step: until it, "claude mcp list" says the documents server needs
+authentication. It runs in a terminal (a TTY): it opens the browser at the OpenID provider
+(user alice above), or prints the address with --no-browser; in a claude session, /mcp does
+the same. The MCP Inspector opens the browser itself only with MCP_AUTO_OPEN_ENABLED=true
+(docs/oauth.md, "Clients that need a terminal").
 
 Stop with Ctrl-C.
 `, fj, gh)

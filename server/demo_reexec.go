@@ -37,6 +37,11 @@ const demoBuildingLine = "building the demo (first run compiles; later runs star
 // build at all. Outside a source checkout there is nothing to build the
 // demo from, and the error says so.
 func runDemo(ctx context.Context, args []string, std Stdio) error {
+	// --help and --config-test answer here, before any build: the flags
+	// and the configuration are the same in both builds.
+	if done, err := demoPreflight(args, std); done || err != nil {
+		return err
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return err

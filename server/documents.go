@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,19 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 	return st, nil
 }
 
+// logMigrations logs what opening the store did to its schema: the
+// migrations applied, or that none were needed.
+func logMigrations(log *slog.Logger, st store.Store) {
+	r, ok := store.Migrations(st)
+	switch {
+	case !ok:
+	case len(r.Applied) == 0:
+		log.Info("store schema up to date: no migration needed", "backend", r.Backend, "migrations", r.Known)
+	default:
+		log.Info("store migrations applied", "backend", r.Backend, "applied", r.Applied, "migrations", r.Known)
+	}
+}
+
 // wireDocuments opens the store and builds the documents toolset: the
 // store backs authentication and the allowlist, the cursor secret signs
 // continuations, and the GitHub App (when configured) reads the files.
@@ -45,6 +59,7 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	logMigrations(g.log, st)
 	if g.tracer != nil {
 		st = store.Traced(st, g.tracer, storeSystem(g.cfg.DatabaseURL))
 	}
@@ -113,7 +128,7 @@ func (g *Gateway) githubFiles() (githubReader, error) {
 			return nil, &ConfigError{Problems: []string{"github.private_key_file: " + err.Error()}}
 		}
 	case g.cfg.GitHubAppID != 0 || g.cfg.GitHubAppKeyFile != "":
-		g.log.Warn("GitHub App half configured: set both github.app_id and github.private_key_file; document reads answer provider_unconfigured")
+		g.log.Warn(g.cfg.halfConfiguredApp())
 	}
 	g.githubApp = app != nil
 	up := upstream.New(upstream.Config{

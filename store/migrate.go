@@ -105,10 +105,12 @@ func migrate(ctx context.Context, s *sqlStore) error {
 				return fmt.Errorf("%s: migration %s was changed after it was applied (checksum mismatch)", s.d.name(), m.name)
 			}
 		}
+		report := MigrationReport{Backend: s.d.name(), Known: len(migrations)}
 		for _, m := range migrations {
 			if _, done := applied[m.version]; done {
 				continue
 			}
+			report.Applied = append(report.Applied, m.name)
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("%s: migration %s: %w", s.d.name(), m.name, err)
 			}
@@ -118,8 +120,28 @@ func migrate(ctx context.Context, s *sqlStore) error {
 				return fmt.Errorf("%s: recording migration %s: %w", s.d.name(), m.name, err)
 			}
 		}
+		s.migrations = report
 		return nil
 	})
+}
+
+// MigrationReport is what opening a store did to its schema: the backend,
+// the migrations this binary embeds, and those it applied now, in order
+// (none: the schema was up to date). The gateway logs it at start.
+type MigrationReport struct {
+	Backend string
+	Known   int
+	Applied []string
+}
+
+// Migrations returns what the store's open did to its schema, for a store
+// Open returned (ok false for any other Store).
+func Migrations(st Store) (MigrationReport, bool) {
+	s, ok := st.(*sqlStore)
+	if !ok {
+		return MigrationReport{}, false
+	}
+	return s.migrations, true
 }
 
 // appliedMigrations returns version → checksum of the applied migrations.

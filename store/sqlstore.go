@@ -39,6 +39,8 @@ type sqlStore struct {
 	// now is the clock; times are UTC, truncated to microseconds, which both
 	// backends store exactly.
 	now func() time.Time
+	// migrations is what migrate did at open (Migrations).
+	migrations MigrationReport
 }
 
 func newSQLStore(db *sql.DB, d dialect) *sqlStore {

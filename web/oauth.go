@@ -21,8 +21,8 @@ type ConsentProject struct {
 	ID      string
 	Name    string
 	Checked bool
-	// Note says which requested scopes an existing consent of this client
-	// already holds on the project and which would be new.
+	// Note says exactly what the token will carry on the project: the
+	// scopes this client held there before, those asked now, and both.
 	Note string
 }
 

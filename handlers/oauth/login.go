@@ -437,30 +437,7 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 		view.ClientName = c.Name
 	}
 	for i, p := range cs.projects {
-		var fresh, held []string
-		for _, sc := range requested {
-			if slices.Contains(granted[p.ID], sc) {
-				held = append(held, sc)
-			} else {
-				fresh = append(fresh, sc)
-			}
-		}
-		var kept []string
-		for _, sc := range granted[p.ID] {
-			if !slices.Contains(requested, sc) {
-				kept = append(kept, sc)
-			}
-		}
-		note := "Nothing is granted to this client on this project yet."
-		switch {
-		case len(held) > 0 && len(fresh) == 0:
-			note = "An existing consent of this client already holds every requested scope."
-		case len(held) > 0:
-			note = "An existing consent holds " + strings.Join(held, ", ") + "; new: " + strings.Join(fresh, ", ") + "."
-		}
-		if len(kept) > 0 {
-			note += " The client keeps " + strings.Join(kept, ", ") + ", granted to it before."
-		}
+		note := consentNote(granted[p.ID], requested)
 		view.Projects = append(view.Projects, web.ConsentProject{ID: p.ID, Name: p.Name, Checked: i == 0, Note: note})
 	}
 	for _, sc := range requested {
@@ -475,6 +452,34 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 		view.Scopes = append(view.Scopes, v)
 	}
 	web.RenderForm(w, http.StatusOK, "consent.html", view, formTarget(redirect))
+}
+
+// consentNote says, for one project, exactly what the token of an Allow
+// will carry (tokenScopes): the scopes this client held there before, the
+// scopes asked now, and that the token gets both. held is sorted
+// (heldScopes).
+func consentNote(held, requested []string) string {
+	token := strings.Join(tokenScopes(requested, held), ", ")
+	if len(held) == 0 {
+		return "Nothing is granted to this client on this project yet. The token will carry the scopes asked now: " + token + "."
+	}
+	var fresh []string
+	for _, sc := range requested {
+		if !slices.Contains(held, sc) {
+			fresh = append(fresh, sc)
+		}
+	}
+	asked := strings.Join(requested, ", ")
+	switch {
+	case len(requested) == 0:
+		asked = "none"
+	case len(fresh) == 0:
+		asked += " (all held before)"
+	case len(fresh) < len(requested):
+		asked += " (new: " + strings.Join(fresh, ", ") + ")"
+	}
+	return "Held before by this client on this project: " + strings.Join(held, ", ") + ". Asked now: " + asked +
+		". The token will carry both: " + token + "."
 }
 
 // formTarget is the CSP source the consent page must allow its form to end

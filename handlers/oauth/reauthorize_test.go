@@ -69,8 +69,15 @@ func TestReauthorizationKeepsGrantedScopes(t *testing.T) {
 		if got := scopesOf(t, tok); !slices.Equal(got, both) {
 			t.Fatalf("re-authorization for documents:read: %v, want %v", got, both)
 		}
-		if !strings.Contains(page, "keeps catalog:read") {
-			t.Fatalf("the consent page does not say catalog:read is kept:\n%s", page)
+		// The page says what the token carries, and nothing that
+		// contradicts it.
+		if want := "Held before by this client on this project: catalog:read, documents:read. Asked now: documents:read (all held before). The token will carry both: catalog:read, documents:read."; !strings.Contains(page, want) {
+			t.Fatalf("the consent page does not say %q:\n%s", want, page)
+		}
+		for _, wrong := range []string{"exactly these scopes", "never widened"} {
+			if strings.Contains(page, wrong) {
+				t.Fatalf("the consent page says %q:\n%s", wrong, page)
+			}
 		}
 		if n := consents(t, h.projectA); n != 1 {
 			t.Fatalf("%d consents: the union is the existing consent, reused", n)

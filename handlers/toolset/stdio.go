@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -33,28 +34,132 @@ const sdkFrameLimit = 3*maxStdioLine + 4<<10
 
 type stdioKey struct{}
 
+// stdioDrainLimit bounds how long the end of the input waits for the
+// answers of the requests read before it (pendingAnswers): longer than any
+// one call takes with the upstream's own timeouts, short of forever.
+const stdioDrainLimit = 5 * time.Minute
+
 // RunStdio serves srv over newline-delimited JSON-RPC on in and out (the
 // stdio transport), with each tools/call carrying its own request id to
 // the tool, as the HTTP chain's MCP peek does. Lines the frame reader
-// refuses are answered on out, between whole messages of the SDK.
+// refuses are answered on out, between whole messages of the SDK. At the
+// end of in, every request already read is answered on out before it
+// returns (`printf … | agent-gateway stdio` prints every answer).
 func RunStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.WriteCloser) error {
 	ctx = context.WithValue(ctx, stdioKey{}, true)
-	w := &messageWriter{w: out}
-	return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(newFrameReader(in, w)), Writer: w, MaxLineLength: sdkFrameLimit})
+	pending := newPendingAnswers(ctx, stdioDrainLimit)
+	defer pending.release()
+	w := &messageWriter{w: out, pending: pending}
+	r := newFrameReader(in, w)
+	r.pending = pending
+	return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: w, MaxLineLength: sdkFrameLimit})
+}
+
+// pendingAnswers counts the requests the frame reader passed to the SDK
+// and the answers the SDK wrote. The SDK ends the session as soon as its
+// input ends, abandoning the calls still running (their answers were lost
+// when a client piped its requests and closed stdin), so the frame reader
+// holds the end of the input back until every request read is answered,
+// the output fails, ctx ends, the session ends otherwise, or the limit
+// passes.
+type pendingAnswers struct {
+	ctx     context.Context
+	limit   time.Duration
+	mu      sync.Mutex
+	n       int
+	changed chan struct{} // signalled (never blocking) on every answer
+	done    chan struct{} // closed by release
+	once    sync.Once
+}
+
+func newPendingAnswers(ctx context.Context, limit time.Duration) *pendingAnswers {
+	return &pendingAnswers{ctx: ctx, limit: limit, changed: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// add counts one request passed on.
+func (p *pendingAnswers) add() {
+	p.mu.Lock()
+	p.n++
+	p.mu.Unlock()
+}
+
+// answered counts one answer written.
+func (p *pendingAnswers) answered() {
+	p.mu.Lock()
+	if p.n > 0 {
+		p.n--
+	}
+	p.mu.Unlock()
+	select {
+	case p.changed <- struct{}{}:
+	default:
+	}
+}
+
+// release stops every wait: the output failed or the session is over.
+func (p *pendingAnswers) release() { p.once.Do(func() { close(p.done) }) }
+
+// wait returns once no request is unanswered, or on release, the end of
+// ctx or the limit.
+func (p *pendingAnswers) wait() {
+	timer := time.NewTimer(p.limit)
+	defer timer.Stop()
+	for {
+		p.mu.Lock()
+		n := p.n
+		p.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-p.changed:
+		case <-p.done:
+			return
+		case <-p.ctx.Done():
+			return
+		case <-timer.C:
+			return
+		}
+	}
 }
 
 // messageWriter keeps the session's output whole messages: the SDK writes
 // each message with one Write, and so does the frame reader each refusal,
-// so with one lock their lines never interleave.
+// so with one lock their lines never interleave. It counts the answers it
+// writes in pending, when set.
 type messageWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	mu      sync.Mutex
+	w       io.WriteCloser
+	pending *pendingAnswers
 }
 
 func (m *messageWriter) Write(p []byte) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.w.Write(p)
+	n, err := m.w.Write(p)
+	if m.pending != nil {
+		switch {
+		case err != nil:
+			m.pending.release() // nothing more reaches the client
+		case isAnswer(p):
+			m.pending.answered()
+		}
+	}
+	return n, err
+}
+
+// isAnswer reports whether msg, one JSON-RPC message, is a response to a
+// request (an id that is not null, and no method); the frame reader's
+// refusals carry a null id, and the server's own requests a method.
+func isAnswer(msg []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return false
+	}
+	return m.ID != nil && string(m.ID) != "null" && m.Method == nil
 }
 
 func (m *messageWriter) Close() error {

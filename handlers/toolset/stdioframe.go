@@ -25,6 +25,10 @@ type frameReader struct {
 	refuse io.Writer // the session's output, for the refusals
 	out    []byte    // the current line, re-encoded, still to be read
 	err    error
+	// pending, when set, counts each request passed on, and the end of
+	// the input reaches the SDK only once every one is answered (see
+	// pendingAnswers).
+	pending *pendingAnswers
 }
 
 func newFrameReader(r io.Reader, refuse io.Writer) *frameReader {
@@ -34,6 +38,9 @@ func newFrameReader(r io.Reader, refuse io.Writer) *frameReader {
 func (r *frameReader) Read(p []byte) (int, error) {
 	for len(r.out) == 0 {
 		if r.err != nil {
+			if r.err == io.EOF && r.pending != nil {
+				r.pending.wait()
+			}
 			return 0, r.err
 		}
 		r.next()
@@ -49,12 +56,16 @@ func (r *frameReader) next() {
 	line, tooLong, err := r.line()
 	r.err = err
 	var refusal *toolerr.Error
+	var request bool
 	if tooLong {
 		refusal = toolerr.New(toolerr.BodyTooLarge, "a line over %d bytes", maxStdioLine)
 	} else {
-		r.out, refusal = frame(line)
+		r.out, request, refusal = frame(line)
 	}
 	if refusal == nil {
+		if request && r.pending != nil {
+			r.pending.add()
+		}
 		return
 	}
 	if _, err := r.refuse.Write(refusalLine(refusal)); err != nil {
@@ -85,26 +96,27 @@ func (r *frameReader) line() (line []byte, tooLong bool, err error) {
 const jsonSpace = " \t\r\n"
 
 // frame returns the one-line message the SDK may read for line, nil for a
-// blank line, or why line is refused.
-func frame(line []byte) ([]byte, *toolerr.Error) {
+// blank line, or why line is refused; request reports whether the message
+// is a request (a method and a non-null id), which the SDK answers.
+func frame(line []byte) (msg []byte, request bool, refusal *toolerr.Error) {
 	body := bytes.Trim(line, jsonSpace)
 	switch {
 	case len(body) == 0:
-		return nil, nil
+		return nil, false, nil
 	case !json.Valid(body):
-		return nil, toolerr.New(toolerr.ParseError, "a line must hold one complete JSON-RPC message: this one is not one JSON text (a message split over lines, or two on one line?)")
+		return nil, false, toolerr.New(toolerr.ParseError, "a line must hold one complete JSON-RPC message: this one is not one JSON text (a message split over lines, or two on one line?)")
 	case !utf8.Valid(body):
 		// JSON is UTF-8 (RFC 8259 §8.1); decoders differ on what they make
 		// of other bytes, and the SDK's is not this one.
-		return nil, toolerr.New(toolerr.ParseError, "a line must be UTF-8")
+		return nil, false, toolerr.New(toolerr.ParseError, "a line must be UTF-8")
 	case body[0] != '{':
-		return nil, toolerr.New(toolerr.InvalidRequest, "a line must hold one JSON-RPC message, a JSON object (batches are not supported)")
+		return nil, false, toolerr.New(toolerr.InvalidRequest, "a line must hold one JSON-RPC message, a JSON object (batches are not supported)")
 	}
-	msg, err := withID(body)
+	msg, request, err := withID(body)
 	if err != nil {
-		return nil, toolerr.Wrap(err, toolerr.InvalidRequest, "the message could not be read")
+		return nil, false, toolerr.Wrap(err, toolerr.InvalidRequest, "the message could not be read")
 	}
-	return msg, nil
+	return msg, request, nil
 }
 
 // refusalLine is the JSON-RPC error answering a refused line, shaped as
@@ -123,20 +135,23 @@ func refusalLine(e *toolerr.Error) []byte {
 // and a non-null id) sets it to the id exactly as sent (a JSON text in a
 // string, so large numbers and escapes survive). Repeated members of the
 // message, its params and their _meta collapse to the last one, as the SDK
-// reads them, so the SDK sees exactly the members judged here.
-func withID(msg []byte) ([]byte, error) {
+// reads them, so the SDK sees exactly the members judged here. request
+// reports whether the message is a request.
+func withID(msg []byte) (line []byte, request bool, err error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(msg, &m); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	id := m["id"]
 	_, isCall := m["method"]
-	if params, err := paramsWithID(m["params"], id, isCall && id != nil && string(id) != "null"); err != nil {
-		return nil, err
+	request = isCall && id != nil && string(id) != "null"
+	if params, err := paramsWithID(m["params"], id, request); err != nil {
+		return nil, false, err
 	} else if params != nil {
 		m["params"] = params
 	}
-	return encodeLine(m)
+	line, err = encodeLine(m)
+	return line, request, err
 }
 
 // paramsWithID returns params with stdioIDKey removed from its _meta and,

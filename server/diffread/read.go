@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -112,8 +113,21 @@ func CheckEndpoint(endpoint string) error {
 	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
 		return fmt.Errorf("endpoint %q: plain http is accepted only for a loopback host; use https", endpoint)
 	}
+	// The gateway's other endpoint answers a Forgejo bearer with 401
+	// invalid_token, which read as a bad token rather than a wrong URL.
+	if strings.HasSuffix(strings.TrimRight(u.Path, "/"), DocumentsPath) {
+		return fmt.Errorf("endpoint %q: this is not a Forgejo endpoint: it is the gateway's documents endpoint; "+
+			"the diff is read from the Forgejo endpoint, %s", endpoint, ForgejoPath)
+	}
 	return nil
 }
+
+// The paths of the gateway's two MCP endpoints: the reader reads from the
+// Forgejo one, and refuses the documents one by name.
+const (
+	ForgejoPath   = "/mcp/forgejo"
+	DocumentsPath = "/mcp/documents"
+)
 
 func isLoopback(host string) bool {
 	if host == "localhost" {

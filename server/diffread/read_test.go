@@ -156,3 +156,26 @@ func TestReadTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckEndpoint: what a command line refuses before any call.
+func TestCheckEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		endpoint, want string // want "" for accepted
+	}{
+		{"http://127.0.0.1:8080/mcp/forgejo", ""},
+		{"https://gw.example/prefix/mcp/forgejo", ""},
+		{"http://127.0.0.1:8080/mcp/documents", "this is not a Forgejo endpoint"},
+		{"https://gw.example/mcp/documents/", "this is not a Forgejo endpoint"},
+		{"http://gw.example/mcp/forgejo", "plain http is accepted only for a loopback host"},
+		{"/mcp/forgejo", "want an absolute http(s) URL"},
+		{"https://user:pw@gw.example/mcp/forgejo", "want an absolute http(s) URL"},
+	} {
+		err := diffread.CheckEndpoint(tc.endpoint)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.endpoint, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.endpoint, err, tc.want)
+		}
+	}
+}

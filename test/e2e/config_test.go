@@ -111,3 +111,37 @@ func TestConfigPorts(t *testing.T) {
 		t.Fatalf("ports in range: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestConfigTestHalfConfiguredApp: an App ID without a key (by either of
+// its variable names), or a key without an ID, is reported by
+// --config-test, naming what is missing; both or neither is not. It used to
+// pass silently.
+func TestConfigTestHalfConfiguredApp(t *testing.T) {
+	key := writeAppKey(t)
+	for _, tc := range []struct {
+		name string
+		vars []string
+		want string // "" for no warning
+	}{
+		{"seed's ID variable alone", []string{"HEYAIRA_GITHUB_APP_ID=1001"}, "warning: github.app_id (HEYAIRA_GITHUB_APP_ID, AGENT_GATEWAY_GITHUB_APP_ID) is set but github.private_key_file"},
+		{"the twin alone", []string{"AGENT_GATEWAY_GITHUB_APP_ID=1001"}, "warning: github.app_id (HEYAIRA_GITHUB_APP_ID, AGENT_GATEWAY_GITHUB_APP_ID) is set but github.private_key_file"},
+		{"a key alone", []string{"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE=" + key}, "warning: github.private_key_file is set but github.app_id"},
+		{"both", []string{"HEYAIRA_GITHUB_APP_ID=1001", "HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE=" + key}, ""},
+		{"neither", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := configTestWith(t, tc.vars, "serve", "--config-test")
+			if code != 0 || !strings.HasPrefix(out, "configuration OK\n") {
+				t.Fatalf("exit %d\n%s%s", code, out, errs)
+			}
+			switch {
+			case tc.want == "" && strings.Contains(out, "warning:"):
+				t.Fatalf("a warning for a consistent App:\n%s", out)
+			case tc.want != "" && !strings.Contains(out, tc.want):
+				t.Fatalf("want %q in:\n%s", tc.want, out)
+			case tc.want != "" && !strings.Contains(out, "provider_unconfigured"):
+				t.Fatalf("the warning does not say what it costs:\n%s", out)
+			}
+		})
+	}
+}

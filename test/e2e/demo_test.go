@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +35,15 @@ func TestDemo(t *testing.T) {
 	}
 	if len(printed) < len(patterns) {
 		t.Fatalf("demo printed only %v\n%s", printed, strings.Join(banner, "\n"))
+	}
+	// A client that needs a terminal to log in: the step after `claude mcp
+	// add` is printed, and the Inspector's variable named.
+	addDocs := slices.Index(banner, "  claude mcp add --transport http documents "+printed["documents"])
+	if addDocs < 0 || addDocs+1 >= len(banner) || banner[addDocs+1] != "  claude mcp login documents" {
+		t.Fatalf("the banner does not follow `claude mcp add … documents` with `claude mcp login documents`:\n%s", strings.Join(banner, "\n"))
+	}
+	if !strings.Contains(strings.Join(banner, "\n"), "MCP_AUTO_OPEN_ENABLED=true") {
+		t.Fatalf("the banner does not name MCP_AUTO_OPEN_ENABLED=true:\n%s", strings.Join(banner, "\n"))
 	}
 
 	fj := gatewaytest.ConnectURL(t, printed["forgejo"], "")

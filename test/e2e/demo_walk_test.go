@@ -78,10 +78,10 @@ func startDemoBanner(t *testing.T, addr string) []string {
 }
 
 // bannerCommands returns the shell commands of the banner: the indented
-// lines that start with a command the walk-through uses, joined with their
-// `\` continuations.
+// lines that start with a command the walk-through uses (or a path, the
+// demo binary's own), joined with their `\` continuations.
 func bannerCommands(banner []string) []string {
-	starts := regexp.MustCompile(`^  (curl |export |go run |git |WF=|claude )`)
+	starts := regexp.MustCompile(`^  (curl |export |go run |git |WF=|claude |/|')`)
 	var cmds []string
 	for i := 0; i < len(banner); i++ {
 		if !starts.MatchString(banner[i]) {
@@ -98,8 +98,10 @@ func bannerCommands(banner []string) []string {
 }
 
 // TestDemoWalkThrough runs `agent-gateway demo` and then every command its
-// banner prints, in order, in one shell in a scratch directory (`go run .`
-// stands for the binary under test), and checks that each one succeeds:
+// banner prints, in order, in one shell in a scratch directory, and checks
+// that each one succeeds (and prints no `go run .`, which compiles again
+// and turns diff's exit codes into 1: the diff is read with the demo
+// binary itself):
 // every MCP call answers a result that is not an error, the approval makes
 // the grant active, the diff applies. Only `claude mcp add` is not run: it
 // needs the Claude client (TestOAuthClient covers an MCP client's login).
@@ -122,7 +124,13 @@ func TestDemoWalkThrough(t *testing.T) {
 		if m := nameRe.FindStringSubmatch(c); m != nil {
 			called = append(called, m[1])
 		}
-		cmds = append(cmds, strings.Replace(c, "go run . ", bin+" ", 1))
+		if strings.Contains(c, "go run ") {
+			t.Errorf("the walk-through teaches `go run`: %s", c)
+		}
+		if strings.Contains(c, " diff --endpoint ") && !strings.HasPrefix(c, bin+" diff ") {
+			t.Errorf("the diff command does not run the demo binary %s: %s", bin, c)
+		}
+		cmds = append(cmds, c)
 	}
 	if strings.Join(called, ",") != strings.Join(demoWalkTools, ",") {
 		t.Fatalf("the walk-through calls\n  %v\nwant\n  %v", called, demoWalkTools)

@@ -504,9 +504,10 @@ func afterFirstDiffPage(t *testing.T, gateway string, moved func()) string {
 }
 
 // TestDemoDiffCommand runs `agent-gateway demo`, then exactly the commands
-// its banner prints for the verified diff — the token export, `diff` (the
-// real binary in place of `go run .`) into pr1.diff, the clone at the
-// merge base and `git apply --check` — in a scratch directory.
+// its banner prints for the verified diff — the token export, `diff` run
+// by the demo binary itself (never `go run .`, which turns diff's exit
+// codes into 1) into pr1.diff, the clone at the merge base and `git apply
+// --check` — in a scratch directory.
 func TestDemoDiffCommand(t *testing.T) {
 	bin := gatewaytest.DemoBinary(t)
 	addr := gatewaytest.FreeAddr(t)
@@ -523,15 +524,13 @@ func TestDemoDiffCommand(t *testing.T) {
 	if len(script) < 4 {
 		t.Fatalf("the demo printed no diff commands: %q", script)
 	}
-	if !strings.HasPrefix(script[1], "go run . diff --endpoint http://"+addr+"/mcp/forgejo demo/gateway#1 > pr1.diff") ||
+	if !strings.HasPrefix(script[1], bin+" diff --endpoint http://"+addr+"/mcp/forgejo demo/gateway#1 > pr1.diff") ||
 		!strings.Contains(script[3], "apply --check ../pr1.diff") {
 		t.Fatalf("the banner's commands changed:\n%s", strings.Join(script, "\n"))
 	}
-	// The printed lines run in a shell, with `go run .` standing for the
-	// binary under test.
+	// The printed lines run in a shell, as printed.
 	dir := t.TempDir()
 	sh := strings.Join(script, "\n")
-	sh = strings.Replace(sh, "go run . diff", bin+" diff", 1)
 	run := exec.Command("sh", "-e", "-c", sh)
 	run.Dir = dir
 	run.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")

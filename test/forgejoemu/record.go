@@ -12,6 +12,17 @@ import (
 // handler still reads the whole body.
 const maxRecordedBody = 2 << 20
 
+// The request record is a bounded ring: the newest requests, at most
+// maxRecordedRequests of them holding at most maxRecordedBodyBytes of
+// bodies. The demo runs this emulator for as long as a person leaves it
+// up, and a record of every request, headers included, grew without end
+// (≈ 0.45 GB an hour under load); tests read far fewer requests than it
+// keeps.
+const (
+	maxRecordedRequests  = 10000
+	maxRecordedBodyBytes = 64 << 20
+)
+
 // Recorded is one request as the emulator received it.
 type Recorded struct {
 	// Method is the HTTP method.
@@ -33,7 +44,9 @@ type Recorded struct {
 	At time.Time
 }
 
-// Requests returns every request seen since Start or ResetRequests, oldest first.
+// Requests returns the requests seen since Start or ResetRequests, oldest
+// first: every one, up to the record's bound (the newest
+// maxRecordedRequests, within maxRecordedBodyBytes of bodies).
 func (e *Emulator) Requests() []Recorded {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -59,7 +72,27 @@ func cloneValues(v url.Values) url.Values {
 func (e *Emulator) ResetRequests() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.st.requests = nil
+	e.st.requests, e.st.recordedBodyBytes = nil, 0
+}
+
+// keepRequest adds rec to the record and drops the oldest requests while
+// it is over its bounds: at least a tenth of the record at a time, so each
+// request is copied a bounded number of times, and never rec itself.
+func (st *state) keepRequest(rec Recorded) {
+	st.requests = append(st.requests, rec)
+	st.recordedBodyBytes += len(rec.Body)
+	if len(st.requests) <= maxRecordedRequests && st.recordedBodyBytes <= maxRecordedBodyBytes {
+		return
+	}
+	drop, dropped := 0, 0
+	for drop < len(st.requests)-1 && (drop < max(1, maxRecordedRequests/10) || st.recordedBodyBytes-dropped > maxRecordedBodyBytes) {
+		dropped += len(st.requests[drop].Body)
+		drop++
+	}
+	n := copy(st.requests, st.requests[drop:])
+	clear(st.requests[n:])
+	st.requests = st.requests[:n]
+	st.recordedBodyBytes -= dropped
 }
 
 // recordRequests records the request before anything else handles it; the
@@ -91,7 +124,7 @@ func (e *Emulator) recordRequests(next http.Handler) http.Handler {
 			}
 		}
 		e.mu.Lock()
-		e.st.requests = append(e.st.requests, rec)
+		e.st.keepRequest(rec)
 		e.mu.Unlock()
 		e.logf("forgejoemu: %s %s", r.Method, r.URL.RequestURI())
 		next.ServeHTTP(w, r)

@@ -143,6 +143,10 @@ type token struct {
 // state is everything the emulator knows, guarded by Emulator.mu. No git
 // command runs while the lock is held.
 type state struct {
+	// recordedBodyBytes is the bytes of the Body of every Recorded in
+	// requests (record.go).
+	recordedBodyBytes int
+
 	users      map[string]*User // by lower-case login
 	usersByID  map[int64]*User
 	repos      map[string]*Repo // by lower-case "owner/name"

@@ -235,9 +235,22 @@ func routeOf(r *http.Request) Route {
 	return RouteOther
 }
 
+// maxRecordedRequests bounds the request record (Requests) to the newest
+// requests: the demo runs this emulator for as long as a person leaves it
+// up, and a record of every request, headers included, grew without end.
+// Tests read far fewer; the counters count every request.
+const maxRecordedRequests = 10000
+
 func (e *Emulator) record(r *http.Request, route Route) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if len(e.requests) >= maxRecordedRequests {
+		// The oldest tenth at a time, so each request is copied a bounded
+		// number of times.
+		n := copy(e.requests, e.requests[maxRecordedRequests/10:])
+		clear(e.requests[n:])
+		e.requests = e.requests[:n]
+	}
 	e.requests = append(e.requests, Request{
 		Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), Query: r.URL.RawQuery,
 		Header: r.Header.Clone(), Route: route,
@@ -247,7 +260,8 @@ func (e *Emulator) record(r *http.Request, route Route) {
 	}
 }
 
-// Requests returns every request received since the last ResetCounters.
+// Requests returns the requests received since the last ResetCounters,
+// oldest first: every one, up to the newest maxRecordedRequests.
 func (e *Emulator) Requests() []Request {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -187,7 +187,17 @@ type storage struct {
 	tokens   map[string]*accessToken
 	key      *rsa.PrivateKey
 	keyID    string
+	// requestOrder are the IDs of requests in the order they were made
+	// (some since deleted), to drop the oldest past maxHeld.
+	requestOrder []string
 }
+
+// maxHeld bounds the authorization requests and the access tokens the
+// provider holds: the demo runs it for as long as a person leaves it up,
+// and a login that is never finished left its request behind for good.
+// Past the bound the oldest request, and the expired tokens (else any
+// one), go.
+const maxHeld = 10000
 
 var _ op.Storage = (*storage)(nil)
 
@@ -292,6 +302,15 @@ func (s *storage) CreateAuthRequest(_ context.Context, r *oidc.AuthRequest, _ st
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests[a.id] = a
+	s.requestOrder = append(s.requestOrder, a.id)
+	for len(s.requests) > maxHeld {
+		oldest := s.requestOrder[0]
+		s.requestOrder = s.requestOrder[1:]
+		s.deleteAuthRequest(oldest)
+	}
+	if len(s.requestOrder) > 2*maxHeld { // forget the IDs of deleted requests
+		s.requestOrder = slices.DeleteFunc(slices.Clone(s.requestOrder), func(id string) bool { return s.requests[id] == nil })
+	}
 	return a, nil
 }
 
@@ -328,13 +347,18 @@ func (s *storage) SaveAuthCode(_ context.Context, id, code string) error {
 func (s *storage) DeleteAuthRequest(_ context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.deleteAuthRequest(id)
+	return nil
+}
+
+// deleteAuthRequest forgets a request and its codes; s.mu is held.
+func (s *storage) deleteAuthRequest(id string) {
 	delete(s.requests, id)
 	for code, rid := range s.codes {
 		if rid == id {
 			delete(s.codes, code)
 		}
 	}
-	return nil
 }
 
 // CreateAccessToken implements op.AuthStorage.
@@ -348,6 +372,14 @@ func (s *storage) CreateAccessToken(_ context.Context, r op.TokenRequest) (strin
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokens[id] = t
+	if len(s.tokens) > maxHeld {
+		now := time.Now()
+		for tid, old := range s.tokens {
+			if now.After(old.expires) || (len(s.tokens) > maxHeld && tid != id) {
+				delete(s.tokens, tid)
+			}
+		}
+	}
 	return id, t.expires, nil
 }
 
