@@ -200,6 +200,7 @@ type Store interface {
 	AuthorizationServerStore
 	OAuthPurgeStore
 	WorkflowPurgeStore
+	AuditStore
 
 	// Ping checks that the database answers: the readiness probe.
 	Ping(ctx context.Context) error

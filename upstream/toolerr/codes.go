@@ -44,8 +44,12 @@ const (
 	RateLimited     Code = "rate_limited"
 	// Overloaded: a gateway-wide bound (requests in flight, request-body
 	// bytes buffered, open connections) is reached; retry after Retry-After.
-	Overloaded           Code = "overloaded"
-	Internal             Code = "internal_error"
+	Overloaded Code = "overloaded"
+	Internal   Code = "internal_error"
+	// AuditUnavailable: audit.mode is required and the call's audit record
+	// could not be queued (docs/audit.md); nothing of the result was
+	// answered.
+	AuditUnavailable     Code = "audit_unavailable"
 	UpstreamUnconfigured Code = "upstream_unconfigured"
 
 	// Native (Forgejo) upstream outcomes shared by every Forgejo tool.
@@ -114,6 +118,7 @@ var outcomes = []outcome{
 	{RateLimited, http.StatusTooManyRequests, -32029, "a caller's or client IP's budget is spent (`budget` or `bound` names it); `Retry-After` says when to retry, and the error repeats it as `retry_after_seconds`"},
 	{Overloaded, http.StatusServiceUnavailable, -32053, "a gateway-wide bound is reached (`bound` names it); `Retry-After: 1`, repeated as `retry_after_seconds`"},
 	{Internal, http.StatusInternalServerError, -32603, "an unexpected failure inside the gateway (a store error, a result it could not encode, a recovered panic); the message is generic and the cause only logged"},
+	{AuditUnavailable, 0, 0, "`audit.mode` is `required` and the call's audit record could not be queued (docs/audit.md); nothing of the result was answered; retry later"},
 	{UpstreamUnconfigured, 0, 0, "the gateway has no `forgejo.origin`"},
 
 	{BadRequest, 0, 0, "Forgejo answered 400 or 422"},
