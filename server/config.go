@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"net/url"
 	"time"
+
+	"github.com/agent-gateway/agent-gateway/store/audit"
 )
 
 // Config is the gateway's whole configuration after defaults, the YAML
@@ -128,6 +130,11 @@ type Config struct {
 	// ones (com.example.app) need no listing, and the schemes operating
 	// systems run (ms-msdt, search-ms, …) cannot be listed.
 	OAuthAppRedirectSchemes []string
+
+	// AuditMode and AuditCheckpointInterval are the audit record's
+	// settings (docs/audit.md).
+	AuditMode               audit.Mode
+	AuditCheckpointInterval time.Duration
 }
 
 // Default returns the zero-config configuration: loopback listener,

@@ -76,6 +76,8 @@ type Toolset struct {
 	Version      string
 	Instructions string
 	tools        []Tool
+	// auditor records every call (audit.go); nil with audit.mode off.
+	auditor Auditor
 }
 
 // New returns a toolset. Duplicate tool names, a tool whose policy asks
@@ -139,17 +141,30 @@ func ptr[T any](v T) *T { return &v }
 func (c *Toolset) handler(t Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx = stdioCall(ctx, t.Name, req)
+		ctx = c.auditStart(ctx)
 		rec := middleware.RecordFromContext(ctx)
+		refuse := func(te *toolerr.Error) (*mcp.CallToolResult, error) {
+			rec.SetOutcome(string(te.Code))
+			if err := c.audited(ctx, t, req, string(te.Code), nil); err != nil {
+				te = toolerr.As(err)
+				rec.SetOutcome(string(te.Code))
+			}
+			return ErrorResult(te), nil
+		}
 		out, err := t.Handle(ctx, req.Params.Arguments)
 		if err != nil {
-			te := toolerr.As(err)
-			rec.SetOutcome(string(te.Code))
-			return ErrorResult(te), nil
+			return refuse(toolerr.As(err))
 		}
 		text, err := resultText(out)
 		if err != nil {
-			rec.SetOutcome(string(toolerr.Internal))
-			return ErrorResult(toolerr.Wrap(err, toolerr.Internal, "result could not be encoded")), nil
+			return refuse(toolerr.Wrap(err, toolerr.Internal, "result could not be encoded"))
+		}
+		// Recorded before it is answered: with audit.mode required, a
+		// call whose record cannot be queued answers nothing of it.
+		if err := c.audited(ctx, t, req, "ok", &text); err != nil {
+			te := toolerr.As(err)
+			rec.SetOutcome(string(te.Code))
+			return ErrorResult(te), nil
 		}
 		rec.SetOutcome("ok")
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil

@@ -261,10 +261,10 @@ func TestQueueFull(t *testing.T) {
 				}}}}
 			r := NewRecorder(mode, w, []byte("k"))
 			ctx := withPrincipal(context.Background(), "tok")
-			if err := r.Record(ctx, Call{Tool: "t", Outcome: "ok", Result: []byte("{}")}); err != nil {
+			if err := r.Record(ctx, Call{Tool: "t", Outcome: "ok", Result: ptr("{}")}); err != nil {
 				t.Fatalf("first record: %v", err)
 			}
-			err := r.Record(ctx, Call{Tool: "t", Outcome: "ok", Result: []byte("{}")})
+			err := r.Record(ctx, Call{Tool: "t", Outcome: "ok", Result: ptr("{}")})
 			if dropped != 1 {
 				t.Fatalf("dropped %d, want 1", dropped)
 			}
@@ -297,7 +297,7 @@ func TestRecordHoldsNoSecret(t *testing.T) {
 	text := func(key string) string {
 		w := &Writer{queue: make(chan Record, 1), done: make(chan struct{})}
 		r := NewRecorder(BestEffort, w, []byte(key))
-		if err := r.Record(withPrincipal(context.Background(), token), Call{Tool: "t", Outcome: "ok", Result: []byte("{}")}); err != nil {
+		if err := r.Record(withPrincipal(context.Background(), token), Call{Tool: "t", Outcome: "ok", Result: ptr("{}")}); err != nil {
 			t.Fatal(err)
 		}
 		b, err := (<-w.queue).Encode()
@@ -316,3 +316,5 @@ func TestRecordHoldsNoSecret(t *testing.T) {
 		t.Fatalf("records %s and %s: want a fingerprint that depends on the key", a, b)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -52,8 +52,8 @@ type Call struct {
 	Args json.RawMessage
 	// Outcome is "ok" or the error code answered.
 	Outcome string
-	// Result is the result text answered (nil for a refusal).
-	Result []byte
+	// Result is the result text answered, nil for a refusal.
+	Result *string
 }
 
 // Recorder builds each authenticated call's record and queues it.
@@ -96,7 +96,7 @@ func (r *Recorder) Record(ctx context.Context, c Call) error {
 		out.TraceID = sc.TraceID().String()
 	}
 	if c.Result != nil {
-		out.Evidence.ResultSHA256 = SHA256Hex(c.Result)
+		out.Evidence.ResultSHA256 = SHA256Hex([]byte(*c.Result))
 		if s, ok := ctx.Value(evidenceKey{}).(*evidenceSlot); ok {
 			out.Evidence.Diff, out.Evidence.Document = s.diff, s.document
 		}

@@ -107,3 +107,23 @@ func readSecret(path string) ([]byte, error) {
 	}
 	return raw, nil
 }
+
+// ReadPublicKey returns the public key of the signing key in dir without
+// creating one: verification must not mint the key it checks against.
+func ReadPublicKey(dir string) (ed25519.PublicKey, error) {
+	seed, err := readSecret(filepath.Join(dir, SigningKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	return ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey), nil
+}
+
+// ParsePublicKey reads a public key as `admin audit public-key` prints
+// it: 64 hex digits.
+func ParsePublicKey(s string) (ed25519.PublicKey, error) {
+	b, err := hex.DecodeString(strings.TrimSpace(s))
+	if err != nil || len(b) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("audit: a public key is %d bytes in hex", ed25519.PublicKeySize)
+	}
+	return ed25519.PublicKey(b), nil
+}
