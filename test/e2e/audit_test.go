@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver, to tamper with the audit rows as an attacker would
+
+	"github.com/agent-gateway/agent-gateway/store/audit"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
+)
+
+// exportLine is one line of `admin audit export --format jsonl`.
+type exportLine struct {
+	Type   string       `json:"type"`
+	Seq    int64        `json:"seq"`
+	Record audit.Record `json:"record"`
+}
+
+// TestAuditDiffPages reads a multi-page pull request diff through the real
+// binary with audit.mode best_effort, then, with the gateway stopped,
+// exports the audit record and finds one record per page whose evidence
+// identity is what the client verified (manifest content, input pair,
+// offset, chunk length and SHA-256, and the SHA-256 of the result text
+// received); `admin audit verify` passes on the data directory and on
+// the export offline with only the public key, and names a record
+// altered in the SQLite store. Neither the store nor the export holds the
+// bearer, the fingerprint secret or a byte of the diff.
+func TestAuditDiffPages(t *testing.T) {
+	st := startForgejoStack(t, map[string]string{"AGENT_GATEWAY_AUDIT_MODE": "best_effort"})
+	d := st.demo
+	p := addPullWithFiles(t, st.emu, d.Owner, d.PrivateRepo, "topic/audited", mixedFiles())
+	s, rec := measuredSession(t, st.gw.URL+"/mcp/forgejo", d.ReaderToken)
+	_, pages := readAllPages(t, s, rec, d.Owner, d.PrivateRepo, p.Index())
+	if len(pages) < 3 {
+		t.Fatalf("%d pages: the diff no longer spans several", len(pages))
+	}
+	fingerprintKey, err := os.ReadFile(filepath.Join(st.gw.DataDir, audit.FingerprintKeyFile))
+	if err != nil {
+		t.Fatalf("the generated fingerprint secret: %v", err)
+	}
+	signingKey, err := os.ReadFile(filepath.Join(st.gw.DataDir, audit.SigningKeyFile))
+	if err != nil {
+		t.Fatalf("the generated signing key: %v", err)
+	}
+	st.canaries.Add("the audit fingerprint secret", strings.TrimSpace(string(fingerprintKey)))
+	st.canaries.Add("the audit signing key", strings.TrimSpace(string(signingKey)))
+	// SIGTERM: the writer flushes its queue and signs a last checkpoint.
+	st.gw.Stop()
+
+	bin := gatewaytest.Binary(t)
+	admin := func(args ...string) (int, string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"admin", "audit"}, args...)...)
+		cmd.Env = append(gatewaytest.CleanEnv(), "AGENT_GATEWAY_DATA_DIR="+st.gw.DataDir)
+		return runCommand(t, cmd)
+	}
+	code, export, errs := admin("export", "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	var diffRecords []audit.Record
+	checkpoints := 0
+	sc := bufio.NewScanner(strings.NewReader(export))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l exportLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("export line %q: %v", sc.Text(), err)
+		}
+		switch {
+		case l.Type == "checkpoint":
+			checkpoints++
+		case l.Record.Tool == diffTool:
+			diffRecords = append(diffRecords, l.Record)
+		}
+	}
+	if len(diffRecords) != len(pages) || checkpoints == 0 {
+		t.Fatalf("%d diff records and %d checkpoints for %d pages read", len(diffRecords), checkpoints, len(pages))
+	}
+	for i, page := range pages {
+		r := diffRecords[i]
+		sum := sha256.Sum256(page.raw)
+		want := audit.DiffEvidence{
+			DiffSHA256: page.Manifest.Content.SHA256, DiffBytes: page.Manifest.Content.ByteCount,
+			BaseOID: page.Manifest.Generation.Base.OID, HeadOID: page.Manifest.Generation.Head.OID,
+			ByteOffset: page.ByteOffset, ChunkBytes: int64(page.ChunkBytes), ChunkSHA256: page.ChunkSHA256,
+		}
+		if r.Evidence.Diff == nil || *r.Evidence.Diff != want || r.Evidence.ResultSHA256 != hex.EncodeToString(sum[:]) {
+			t.Fatalf("record of page %d: evidence %+v (result %s), want %+v (result %x)", i, r.Evidence.Diff, r.Evidence.ResultSHA256, want, sum)
+		}
+		if r.Outcome != "ok" || r.Toolset != "agent-gateway-forgejo" || r.Target.Owner != d.Owner || r.Target.Repo != d.PrivateRepo ||
+			r.Target.Index != p.Index() || r.Principal.Kind != "forgejo_bearer" || len(r.Principal.Fingerprint) != 64 ||
+			r.RequestID == "" || r.AddressKey == "" {
+			t.Fatalf("record of page %d: %+v", i, r)
+		}
+		if i > 0 && r.Principal.Fingerprint != diffRecords[0].Principal.Fingerprint {
+			t.Fatal("one bearer's calls carry different fingerprints")
+		}
+	}
+
+	// Nothing secret and no content: the bearer (also as the budget key's
+	// plain hash), the fingerprint secret, the diff's bytes.
+	dbFiles, _ := filepath.Glob(filepath.Join(st.gw.DataDir, "agent-gateway.db*"))
+	var stored strings.Builder
+	for _, f := range dbFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored.Write(b)
+	}
+	leaks := map[string]string{
+		"the bearer":                 d.ReaderToken,
+		"the fingerprint secret":     strings.TrimSpace(string(fingerprintKey)),
+		"the bearer's plain SHA-256": sha256Hex([]byte(d.ReaderToken)),
+		"diff text":                  "ligne 12 : caf",
+		"diff data":                  pages[1].Data[:64],
+	}
+	for what, s := range leaks {
+		for where, text := range map[string]string{"the store": stored.String(), "the export": export} {
+			if strings.Contains(text, s) {
+				t.Errorf("%s holds %s", where, what)
+			}
+		}
+	}
+
+	code, out, errs := admin("verify")
+	if code != 0 || !regexp.MustCompile(`(?m)^w_[0-9a-f]{16}\trecords \d+\tcheckpoints [1-9]\d*\tok$`).MatchString(out) {
+		t.Fatalf("verify: exit %d\n%s%s", code, out, errs)
+	}
+	code, pub, errs := admin("public-key")
+	if code != 0 || len(strings.TrimSpace(pub)) != 64 {
+		t.Fatalf("public-key: exit %d %q %s", code, pub, errs)
+	}
+	exportFile := filepath.Join(t.TempDir(), "audit.jsonl")
+	if err := os.WriteFile(exportFile, []byte(export), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	offline := exec.Command(bin, "admin", "audit", "verify", "--export", exportFile, "--public-key", strings.TrimSpace(pub))
+	offline.Env = gatewaytest.CleanEnv()
+	offline.Dir = t.TempDir() // no data directory to read a key from
+	if code, out, errs := runCommand(t, offline); code != 0 || !strings.Contains(out, "\tok") {
+		t.Fatalf("offline verify: exit %d\n%s%s", code, out, errs)
+	}
+
+	// An attacker with the database rewrites what the second page's record
+	// says was answered: verify fails and names it.
+	db, err := sql.Open("sqlite", filepath.Join(st.gw.DataDir, "agent-gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var seq int64
+	if err := db.QueryRow(`SELECT seq FROM audit_records WHERE record LIKE '%' || $1 || '%'`, pages[1].ChunkSHA256).Scan(&seq); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE audit_records SET record = REPLACE(record, $1, $2) WHERE seq = $3`,
+		pages[1].ChunkSHA256, strings.Repeat("0", 64), seq); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = admin("verify")
+	if want := "FAILED: record " + strconv.FormatInt(seq, 10) + " altered"; code == 0 || !strings.Contains(out, want) {
+		t.Fatalf("verify after tampering: exit %d\n%s\nwant %q", code, out, want)
+	}
+}
