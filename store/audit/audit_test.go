@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -318,3 +319,77 @@ func TestRecordHoldsNoSecret(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// failingStore refuses the first batch it is given.
+type failingStore struct {
+	store.Store
+	failed bool
+}
+
+func (f *failingStore) AppendAuditRecords(ctx context.Context, rows []store.AuditRow) error {
+	if !f.failed {
+		f.failed = true
+		return errors.New("disk full")
+	}
+	return f.Store.AppendAuditRecords(ctx, rows)
+}
+
+// TestWriterRefusedBatchLeavesNoGap: a batch the store refuses is counted
+// as write_failed and the chain does not advance, so the next batch
+// continues it and the chain verifies.
+func TestWriterRefusedBatchLeavesNoGap(t *testing.T) {
+	st := storetest.SQLite(t)
+	key := testKey(t)
+	failed, written := 0, 0
+	w := StartWriter(WriterConfig{Store: &failingStore{Store: st}, Key: key, BatchSize: 2, Counters: Counters{
+		Written: func(n int) { written += n },
+		Dropped: func(reason string, n int) {
+			if reason == "write_failed" {
+				failed += n
+			}
+		},
+	}})
+	for i := range 5 {
+		if !w.Enqueue(Record{At: time.Now(), Tool: "t", Outcome: "ok", Target: Target{Index: int64(i + 1)}}) {
+			t.Fatal("queue refused a record")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if failed != 2 || written != 3 {
+		t.Fatalf("%d failed, %d written; want the first batch of 2 failed and 3 written", failed, written)
+	}
+	rep, err := Verify(ctx, st, []ed25519.PublicKey{key.Public().(ed25519.PublicKey)})
+	if err != nil || !rep.OK() || rep.Chains[0].Records != 3 {
+		t.Fatalf("verify: %v %+v", err, rep.Chains)
+	}
+}
+
+// TestWriterCheckpointsAtInterval: with records flowing, the writer signs
+// its head every CheckpointInterval, not only at Close.
+func TestWriterCheckpointsAtInterval(t *testing.T) {
+	st := storetest.SQLite(t)
+	w := StartWriter(WriterConfig{Store: st, Key: testKey(t), CheckpointInterval: 20 * time.Millisecond, FlushInterval: 5 * time.Millisecond})
+	defer w.Close(context.Background())
+	deadline := time.Now().Add(20 * time.Second)
+	for i := int64(1); ; i++ {
+		w.Enqueue(Record{At: time.Now(), Tool: "t", Outcome: "ok", Target: Target{Index: i}})
+		cps, err := st.ListAuditCheckpoints(context.Background(), w.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cps) >= 2 {
+			if cps[1].Seq <= cps[0].Seq {
+				t.Fatalf("checkpoints %+v do not advance", cps)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d checkpoints after 20 s, want 2 before Close", len(cps))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
