@@ -91,6 +91,9 @@ func readSecret(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("audit: %s is not a regular file", path)
+	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("audit: %s has mode %04o, which lets group or others at the key: run chmod 600 %s", path, perm, path)
 	}

@@ -166,13 +166,16 @@ func (w *Writer) run() {
 		checkpoint = t.C
 	}
 	batch := make([]Record, 0, w.cfg.BatchSize)
+	add := func(r Record) {
+		batch = append(batch, r)
+		if len(batch) == w.cfg.BatchSize {
+			batch = w.write(batch)
+		}
+	}
 	for {
 		select {
 		case r := <-w.queue:
-			batch = append(batch, r)
-			if len(batch) == w.cfg.BatchSize {
-				batch = w.write(batch)
-			}
+			add(r)
 		case <-flush.C:
 			batch = w.write(batch)
 		case <-checkpoint:
@@ -185,10 +188,7 @@ func (w *Writer) run() {
 			for {
 				select {
 				case r := <-w.queue:
-					batch = append(batch, r)
-					if len(batch) == w.cfg.BatchSize {
-						batch = w.write(batch)
-					}
+					add(r)
 				default:
 					break drain
 				}
