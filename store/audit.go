@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 )
 
@@ -58,11 +59,16 @@ func (s *sqlStore) AppendAuditRecords(ctx context.Context, rows []AuditRow) erro
 		return invalid("rows", "%d: want at most %d", len(rows), MaxAuditBatch)
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
+		// Prepared once per batch: parsing the statement for every row
+		// was a fifth of the writer's CPU.
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit_records (writer, seq, at, record, hash) VALUES ($1, $2, $3, $4, $5)`)
+		if err != nil {
+			return fmt.Errorf("appending audit records: %w", err)
+		}
+		defer stmt.Close()
 		for _, r := range rows {
-			if _, err := s.exec(ctx, tx, "appending an audit record",
-				`INSERT INTO audit_records (writer, seq, at, record, hash) VALUES ($1, $2, $3, $4, $5)`,
-				r.Writer, r.Seq, s.d.timeArg(r.At.UTC()), r.Record, r.Hash); err != nil {
-				return err
+			if _, err := stmt.ExecContext(ctx, r.Writer, r.Seq, s.d.timeArg(r.At.UTC()), r.Record, r.Hash); err != nil {
+				return s.d.classify(fmt.Errorf("appending an audit record: %w", err))
 			}
 		}
 		return nil

@@ -54,7 +54,7 @@ func openBoth(t *testing.T, url, driver, dsn string) (store.Store, *sql.DB) {
 	return st, db
 }
 
-func testKey(t *testing.T) ed25519.PrivateKey {
+func testKey(t testing.TB) ed25519.PrivateKey {
 	t.Helper()
 	_, k, err := ed25519.GenerateKey(nil)
 	if err != nil {
