@@ -2,21 +2,27 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	_ "modernc.org/sqlite" // the "sqlite" driver, to tamper with the audit rows as an attacker would
 
 	"github.com/agent-gateway/agent-gateway/store/audit"
+	"github.com/agent-gateway/agent-gateway/store/storetest"
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
@@ -234,4 +240,125 @@ func TestAuditDocumentFragments(t *testing.T) {
 			t.Fatalf("verify after a deletion: exit %d\n%s", code, out)
 		}
 	})
+}
+
+// auditedCalls makes n authenticated calls (get_repository with a Forgejo
+// bearer) on the gateway at base and fails on any refusal.
+func auditedCalls(t *testing.T, base, token, owner, repo string, n int) {
+	t.Helper()
+	s := gatewaytest.ConnectURL(t, base+"/mcp/forgejo", token)
+	for range n {
+		if out, isErr := callTool(t, s, "get_repository", map[string]any{"owner": owner, "repo": repo}); isErr {
+			t.Fatalf("get_repository: %v", out)
+		}
+	}
+}
+
+// TestAuditReplicasOnPostgres runs two gateways on one PostgreSQL
+// database, each with its own data directory and so its own writer and
+// signing key; `admin audit verify` checks both chains given both public
+// keys, and refuses the chain whose key it was not given.
+func TestAuditReplicasOnPostgres(t *testing.T) {
+	emu, demo := startDemoEmulator(t)
+	dbURL := storetest.PostgresURL(t)
+	env := map[string]string{"AGENT_GATEWAY_FORGEJO_ORIGIN": emu.URL(), "AGENT_GATEWAY_DATABASE_URL": dbURL, "AGENT_GATEWAY_AUDIT_MODE": "required"}
+	gws := []*gatewaytest.Process{gatewaytest.Start(t, gatewaytest.Options{Env: env}), gatewaytest.Start(t, gatewaytest.Options{Env: env})}
+	var keys []string
+	for i, gw := range gws {
+		auditedCalls(t, gw.URL, demo.ReaderToken, demo.Owner, demo.PublicRepo, 3+i)
+		gw.Stop()
+		cmd := exec.Command(gatewaytest.Binary(t), "admin", "audit", "public-key")
+		cmd.Env = append(gatewaytest.CleanEnv(), "AGENT_GATEWAY_DATA_DIR="+gw.DataDir)
+		code, pub, errs := runCommand(t, cmd)
+		if code != 0 {
+			t.Fatalf("public-key: exit %d: %s", code, errs)
+		}
+		keys = append(keys, strings.TrimSpace(pub))
+	}
+	if keys[0] == keys[1] {
+		t.Fatal("the replicas share a signing key")
+	}
+	verify := func(keys ...string) (int, string) {
+		t.Helper()
+		args := []string{"admin", "audit", "verify"}
+		for _, k := range keys {
+			args = append(args, "--public-key", k)
+		}
+		cmd := exec.Command(gatewaytest.Binary(t), args...)
+		cmd.Env = append(gatewaytest.CleanEnv(), "AGENT_GATEWAY_DATABASE_URL="+dbURL)
+		code, out, _ := runCommand(t, cmd)
+		return code, out
+	}
+	code, out := verify(keys...)
+	chains := regexp.MustCompile(`(?m)^w_[0-9a-f]{16}\trecords (\d+)\tcheckpoints 1\tok$`).FindAllStringSubmatch(out, -1)
+	if code != 0 || len(chains) != 2 || chains[0][1]+chains[1][1] != "34" && chains[0][1]+chains[1][1] != "43" {
+		t.Fatalf("verify with both keys: exit %d\n%s", code, out)
+	}
+	if code, out := verify(keys[0]); code == 0 || strings.Count(out, "\tok\n") != 1 || !strings.Contains(out, "which is not trusted") {
+		t.Fatalf("verify with one key: exit %d\n%s", code, out)
+	}
+}
+
+// TestAuditKilledUnderLoad kills the gateway with SIGKILL while calls are
+// being recorded in best_effort, with checkpoints every 100 ms, and finds
+// its chain still verifying: whatever was committed is a whole prefix.
+func TestAuditKilledUnderLoad(t *testing.T) {
+	emu, demo := startDemoEmulator(t)
+	gw := gatewaytest.Start(t, gatewaytest.Options{Env: map[string]string{
+		"AGENT_GATEWAY_FORGEJO_ORIGIN": emu.URL(), "AGENT_GATEWAY_AUDIT_MODE": "best_effort",
+		"AGENT_GATEWAY_AUDIT_CHECKPOINT_INTERVAL": "100ms",
+	}})
+	stop := make(chan struct{})
+	done := make(chan struct{}, 4)
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			s, err := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: gw.URL + "/mcp/forgejo", HTTPClient: &http.Client{Transport: bearer(demo.ReaderToken)}, DisableStandaloneSSE: true}, nil)
+			if err != nil {
+				return
+			}
+			defer s.Close()
+			for i := 0; i < 2000; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "get_repository", Arguments: map[string]any{"owner": demo.Owner, "repo": demo.PublicRepo}})
+				cancel()
+				if err != nil {
+					return // the process is gone
+				}
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := gw.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	for range 4 {
+		<-done
+	}
+	gw.Wait(10 * time.Second)
+
+	cmd := exec.Command(gatewaytest.Binary(t), "admin", "audit", "verify")
+	cmd.Env = append(gatewaytest.CleanEnv(), "AGENT_GATEWAY_DATA_DIR="+gw.DataDir)
+	code, out, errs := runCommand(t, cmd)
+	m := regexp.MustCompile(`(?m)^w_[0-9a-f]{16}\trecords (\d+)\tcheckpoints ([1-9]\d*)\tok$`).FindStringSubmatch(out)
+	if code != 0 || m == nil || m[1] == "0" {
+		t.Fatalf("verify after kill -9: exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("after kill -9: %s records, %s checkpoints, chain intact", m[1], m[2])
+}
+
+// bearer is a transport that adds a bearer token.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
