@@ -393,3 +393,12 @@ func TestWriterCheckpointsAtInterval(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestSHA256String(t *testing.T) {
+	for _, n := range []int{0, 1, 4095, 4096, 4097, 49000} {
+		s := strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
+		if got, want := sha256String(s), SHA256Hex([]byte(s)); got != want {
+			t.Fatalf("%d bytes: %s, want %s", len(s), got, want)
+		}
+	}
+}
