@@ -21,6 +21,7 @@ type evidenceKey struct{}
 type evidenceSlot struct {
 	diff     *DiffEvidence
 	document *DocumentEvidence
+	grant    *GrantEvidence
 }
 
 // WithEvidence returns ctx carrying an empty evidence slot for one call.
@@ -41,6 +42,14 @@ func SetDiff(ctx context.Context, d DiffEvidence) {
 func SetDocument(ctx context.Context, d DocumentEvidence) {
 	if s, ok := ctx.Value(evidenceKey{}).(*evidenceSlot); ok {
 		s.document = &d
+	}
+}
+
+// SetGrant notes the outcome of a grant write or submission readback;
+// without a slot it does nothing.
+func SetGrant(ctx context.Context, g GrantEvidence) {
+	if s, ok := ctx.Value(evidenceKey{}).(*evidenceSlot); ok {
+		s.grant = &g
 	}
 }
 
@@ -98,7 +107,7 @@ func (r *Recorder) Record(ctx context.Context, c Call) error {
 	if c.Result != nil {
 		out.Evidence.ResultSHA256 = sha256String(*c.Result)
 		if s, ok := ctx.Value(evidenceKey{}).(*evidenceSlot); ok {
-			out.Evidence.Diff, out.Evidence.Document = s.diff, s.document
+			out.Evidence.Diff, out.Evidence.Document, out.Evidence.Grant = s.diff, s.document, s.grant
 		}
 	}
 	if r.w.Enqueue(out) {

@@ -83,6 +83,7 @@ type Evidence struct {
 	ResultSHA256 string            `json:"result_sha256,omitempty"`
 	Diff         *DiffEvidence     `json:"diff,omitempty"`
 	Document     *DocumentEvidence `json:"document,omitempty"`
+	Grant        *GrantEvidence    `json:"grant,omitempty"`
 }
 
 // DiffEvidence identifies one get_pull_request_diff page: the whole diff
@@ -106,6 +107,16 @@ type DocumentEvidence struct {
 	StartByte      int64  `json:"start_byte"`
 	EndByte        int64  `json:"end_byte"`
 	FragmentSHA256 string `json:"fragment_sha256"`
+}
+
+// GrantEvidence identifies the outcome of a work-grant write or
+// submission readback: Forgejo's native status and, for a submission, the
+// Issue it created (ID and index, 0 when none). The proposal digest is the
+// target's.
+type GrantEvidence struct {
+	NativeStatus int   `json:"native_status"`
+	IssueID      int64 `json:"issue_id,omitempty"`
+	IssueIndex   int64 `json:"issue_index,omitempty"`
 }
 
 // Encode returns the record's canonical encoding.

@@ -362,3 +362,51 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestAuditGrantWrites confirms a grant and submits under it with audit on:
+// the confirmation's record carries the proposal digest and native status,
+// the submission's also the Issue's id and index from the receipt the
+// client got, and neither the Issue's title nor its body is stored.
+func TestAuditGrantWrites(t *testing.T) {
+	st := startForgejoStack(t, map[string]string{"AGENT_GATEWAY_AUDIT_MODE": "required"})
+	d := st.demo
+	g := prepare(t, st, d.PublicRepo, "audited task")
+	s := st.gw.Connect(t, "/mcp/forgejo", d.BotToken)
+	activate(t, st, s, g)
+	title, body := "audited title 7f3a", "audited body 9c1e"
+	out, isErr := callTool(t, s, "submit_agent_work_proposal", submitArgs(g, newKey(t), title, body))
+	if isErr || out["native_status"] != float64(201) {
+		t.Fatalf("submit: %v", out)
+	}
+	issue := obj(t, out, "submission", "issue")
+	st.gw.Stop()
+
+	cmd := exec.Command(gatewaytest.Binary(t), "admin", "audit", "export", "--format", "jsonl")
+	cmd.Env = append(gatewaytest.CleanEnv(), "AGENT_GATEWAY_DATA_DIR="+st.gw.DataDir)
+	code, export, errs := runCommand(t, cmd)
+	if code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	got := map[string]audit.Record{}
+	for _, line := range strings.Split(strings.TrimSpace(export), "\n") {
+		var l exportLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Type == "record" {
+			got[l.Record.Tool] = l.Record
+		}
+	}
+	confirm, submit := got["confirm_agent_work_grant"], got["submit_agent_work_proposal"]
+	if confirm.Target.ProposalDigest != g.Digest || confirm.Target.GrantID != g.ID || confirm.Evidence.Grant == nil ||
+		*confirm.Evidence.Grant != (audit.GrantEvidence{NativeStatus: 200}) {
+		t.Fatalf("confirmation record %+v", confirm)
+	}
+	want := audit.GrantEvidence{NativeStatus: 201, IssueID: int64(issue["id"].(float64)), IssueIndex: int64(issue["index"].(float64))}
+	if submit.Target.ProposalDigest != g.Digest || submit.Evidence.Grant == nil || *submit.Evidence.Grant != want || want.IssueID == 0 {
+		t.Fatalf("submission record %+v, want grant evidence %+v", submit, want)
+	}
+	if strings.Contains(export, title) || strings.Contains(export, body) {
+		t.Fatal("the export holds the Issue's title or body")
+	}
+}
