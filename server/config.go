@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"net/url"
 	"time"
+
+	"github.com/agent-gateway/agent-gateway/store/audit"
 )
 
 // Config is the gateway's whole configuration after defaults, the YAML
@@ -151,6 +153,11 @@ type Config struct {
 	// VerifiedBytesPerMinute is the opt-in budget of diff bytes verified
 	// per caller a minute (ratelimit.verified_bytes_per_minute); 0 is off.
 	VerifiedBytesPerMinute int64
+
+	// AuditMode and AuditCheckpointInterval are the audit record's
+	// settings (docs/audit.md).
+	AuditMode               audit.Mode
+	AuditCheckpointInterval time.Duration
 }
 
 // Default returns the zero-config configuration: loopback listener,

@@ -87,6 +87,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		g.Close()
 		return nil, err
 	}
+	if err := g.wireAudit(); err != nil {
+		g.Close()
+		return nil, err
+	}
 	if err := g.wireOAuth(); err != nil {
 		g.Close()
 		return nil, err

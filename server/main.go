@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/server/admin"
 	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/store/audit"
 )
 
 // UsageError is a command line refused before anything runs (the admin
@@ -30,6 +32,16 @@ func openConfiguredStore(ctx context.Context, loadArgs []string, stderr io.Write
 		return nil, err
 	}
 	return openStore(ctx, loaded.Config)
+}
+
+// configuredAuditKey is admin's AuditKey: the public half of the audit
+// signing key in the configured data_dir.
+func configuredAuditKey(loadArgs []string, stderr io.Writer) (ed25519.PublicKey, error) {
+	loaded, err := Load(LoadOptions{Args: loadArgs, Stderr: stderr})
+	if err != nil {
+		return nil, err
+	}
+	return audit.ReadPublicKey(loaded.Config.DataDir)
 }
 
 // Stdio are the process's standard streams.
@@ -99,7 +111,7 @@ func Main(args []string, std Stdio) int {
 	case "demo":
 		err = runDemo(ctx, args, std)
 	case "admin":
-		err = admin.Run(ctx, args, std.Out, std.Err, admin.Target{OpenStore: openConfiguredStore, Scopes: documentsScopes()})
+		err = admin.Run(ctx, args, std.Out, std.Err, admin.Target{OpenStore: openConfiguredStore, Scopes: documentsScopes(), AuditKey: configuredAuditKey})
 	case "diff":
 		return runDiff(ctx, args, std)
 	case "version":

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/store/audit"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -337,6 +338,14 @@ var settings = []setting{
 	{key: "catalog.workflow_retention", def: "720h", help: "how long a dispatched workflow is kept, and replayable with workflow_get, before the purge deletes it (after that: not_found)", field: durationField(func(c *Config) *time.Duration { return &c.WorkflowRetention })},
 	{key: "catalog.workflow_purge_interval", def: "10m", help: "how often each replica deletes the workflows older than catalog.workflow_retention, in batches (one replica at a time)", field: durationField(func(c *Config) *time.Duration { return &c.WorkflowPurgeInterval })},
 	{key: "catalog.dispatches_per_hour", def: "60", help: "workflow_dispatch calls per principal per hour, shared through Redis when configured; past it 429 rate_limited (budget dispatch) before anything is read or stored", field: positiveField(func(c *Config) *int { return &c.DispatchesPerHour })},
+	{key: "audit.mode", def: "off", help: "the audit record of authenticated tool calls (docs/audit.md): off, best_effort (a full queue drops and counts) or required (a call whose record cannot be queued fails with audit_unavailable)", field: parsedField(func(c *Config) *audit.Mode { return &c.AuditMode }, func(v string) (audit.Mode, error) {
+		m, ok := audit.ParseMode(v)
+		if !ok {
+			return "", fmt.Errorf("want off, best_effort or required")
+		}
+		return m, nil
+	}, func(m audit.Mode) string { return string(m) })},
+	{key: "audit.checkpoint_interval", def: "1m", help: "how often the audit writer signs its chain head (a checkpoint) when it moved; one more is signed at shutdown", field: durationField(func(c *Config) *time.Duration { return &c.AuditCheckpointInterval })},
 	{key: "oauth.client_metadata_hosts", help: "comma-separated hosts whose https URLs clients may use as client_id (Client ID Metadata Documents, fetched by the gateway); empty: off", field: field{
 		set: func(c *Config, v string) error {
 			var hosts []string

@@ -202,6 +202,7 @@ type Store interface {
 	OAuthPurgeStore
 	OAuthCapStore
 	WorkflowPurgeStore
+	AuditStore
 
 	// Ping checks that the database answers: the readiness probe.
 	Ping(ctx context.Context) error

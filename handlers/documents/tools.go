@@ -20,6 +20,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/store/audit"
 	"github.com/agent-gateway/agent-gateway/upstream/github"
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
@@ -218,6 +219,10 @@ func (o Options) get(ctx context.Context, in getArgs) (any, error) {
 		FileSHA256: sha256Hex(content), FragmentSHA256: sha256Hex(frag),
 		CommitSHA: src.CommitSHA, Path: src.Path,
 	}
+	audit.SetDocument(ctx, audit.DocumentEvidence{
+		Commit: out.CommitSHA, Path: out.Path, FileSHA256: out.FileSHA256,
+		StartByte: start, EndByte: end, FragmentSHA256: out.FragmentSHA256,
+	})
 	if end < size {
 		out.NextCursor = o.Cursors.Sign(CursorClaims{
 			ProjectID: p.ProjectID, Principal: p.Key, SourceID: src.ID,

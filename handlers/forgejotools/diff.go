@@ -8,6 +8,7 @@ import (
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/store/audit"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/diffpage"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo/evidence"
@@ -116,6 +117,11 @@ func pullDiffPage(ctx context.Context, c *forgejo.Client, server *mcp.Implementa
 		return nil, err
 	}
 	middleware.RecordFromContext(ctx).SetPage(chunk)
+	audit.SetDiff(ctx, audit.DiffEvidence{
+		DiffSHA256: v.Identity.SHA256, DiffBytes: v.Identity.ByteCount,
+		BaseOID: v.Identity.BaseOID, HeadOID: v.Identity.HeadOID,
+		ByteOffset: v.Offset, ChunkBytes: int64(chunk), ChunkSHA256: audit.SHA256Hex(v.Window[:chunk]),
+	})
 	// Returned as the exact bytes that were measured: the toolset's
 	// encoder passes compact JSON through unchanged.
 	return json.RawMessage(text), nil

@@ -2,9 +2,11 @@ package forgejotools
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/store/audit"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
 )
@@ -108,7 +110,12 @@ func GrantTools(c *forgejo.Client) []toolset.Tool {
 				"before deciding whether the identical confirmation is still needed; do not simply repeat it.",
 		}), func(ctx context.Context, in confirmGrantArgs) (any, error) {
 			cred := callerCredential(ctx)
-			return c.ConfirmAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID, in.proposal())
+			res, err := c.ConfirmAgentWorkGrant(ctx, cred, in.Owner, in.Repo, in.GrantID, in.proposal())
+			if err != nil {
+				return nil, err
+			}
+			audit.SetGrant(ctx, audit.GrantEvidence{NativeStatus: res.NativeStatus})
+			return res, nil
 		}),
 		toolset.Typed(grantTool(c, true, toolset.Tool{
 			Name: "submit_agent_work_proposal", Title: "Submit agent work proposal",
@@ -118,10 +125,10 @@ func GrantTools(c *forgejo.Client) []toolset.Tool {
 				"get_agent_work_submission using the same key; never make a new key for the same work.",
 		}), func(ctx context.Context, in submitProposalArgs) (any, error) {
 			cred := callerCredential(ctx)
-			return c.SubmitAgentWorkProposal(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Submission{
+			return auditedSubmission(ctx)(c.SubmitAgentWorkProposal(ctx, cred, in.Owner, in.Repo, in.GrantID, forgejo.Submission{
 				Proposal:   in.proposal(),
 				RequestKey: in.RequestKey, Title: in.Title, Body: in.Body,
-			})
+			}))
 		}),
 		toolset.Typed(grantTool(c, false, toolset.Tool{
 			Name: "get_agent_work_submission", Title: "Get agent work submission",
@@ -130,7 +137,7 @@ func GrantTools(c *forgejo.Client) []toolset.Tool {
 				"an uncertain submission; it stays readable after the grant is withdrawn.",
 		}), func(ctx context.Context, in submissionArgs) (any, error) {
 			cred := callerCredential(ctx)
-			return c.GetAgentWorkSubmission(ctx, cred, in.Owner, in.Repo, in.GrantID, in.RequestKey)
+			return auditedSubmission(ctx)(c.GetAgentWorkSubmission(ctx, cred, in.Owner, in.Repo, in.GrantID, in.RequestKey))
 		}),
 	}
 }
@@ -155,4 +162,30 @@ func grantTool(c *forgejo.Client, write bool, t toolset.Tool) toolset.Tool {
 // grant tool forwards; the toolset admitted the call only with one.
 func callerCredential(ctx context.Context) upstream.Credential {
 	return middleware.PrincipalFromContext(ctx).ForgejoCredential()
+}
+
+// auditedSubmission notes a submission's outcome in the call's audit
+// record (docs/audit.md): the native status and the Issue the receipt
+// names.
+func auditedSubmission(ctx context.Context) func(*forgejo.SubmissionResult, error) (any, error) {
+	return func(res *forgejo.SubmissionResult, err error) (any, error) {
+		if err != nil {
+			return nil, err
+		}
+		audit.SetGrant(ctx, submissionEvidence(res))
+		return res, nil
+	}
+}
+
+// submissionEvidence reads the Issue's ID and index from a checked
+// receipt; a receipt without them leaves both 0.
+func submissionEvidence(res *forgejo.SubmissionResult) audit.GrantEvidence {
+	var receipt struct {
+		Issue struct {
+			ID    int64 `json:"id"`
+			Index int64 `json:"index"`
+		} `json:"issue"`
+	}
+	_ = json.Unmarshal(res.Submission, &receipt)
+	return audit.GrantEvidence{NativeStatus: res.NativeStatus, IssueID: receipt.Issue.ID, IssueIndex: receipt.Issue.Index}
 }

@@ -76,6 +76,8 @@ type Toolset struct {
 	Version      string
 	Instructions string
 	tools        []Tool
+	// auditor records every call (audit.go); nil with audit.mode off.
+	auditor Auditor
 }
 
 // New returns a toolset. Duplicate tool names, a tool whose policy asks
@@ -144,20 +146,34 @@ func (c *Toolset) handler(t Tool, log *slog.Logger) mcp.ToolHandler {
 		ctx, release := boundToCaller(ctx)
 		defer release()
 		ctx = stdioCall(ctx, t.Name, req)
+		ctx = c.auditStart(ctx)
 		rec := middleware.RecordFromContext(ctx)
-		out, err := t.Handle(ctx, req.Params.Arguments)
-		if err == nil {
-			var text string
-			if text, err = resultText(out); err == nil {
-				rec.SetOutcome("ok")
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		refuse := func(te *toolerr.Error) (*mcp.CallToolResult, error) {
+			rec.SetOutcome(string(te.Code))
+			logGatewayFault(ctx, log, t.Name, rec, te)
+			if err := c.audited(ctx, t, req, string(te.Code), nil); err != nil {
+				te = toolerr.As(err)
+				rec.SetOutcome(string(te.Code))
 			}
-			err = toolerr.Wrap(err, toolerr.Internal, "result could not be encoded")
+			return ErrorResult(te), nil
 		}
-		te := toolerr.As(err)
-		rec.SetOutcome(string(te.Code))
-		logGatewayFault(ctx, log, t.Name, rec, te)
-		return ErrorResult(te), nil
+		out, err := t.Handle(ctx, req.Params.Arguments)
+		if err != nil {
+			return refuse(toolerr.As(err))
+		}
+		text, err := resultText(out)
+		if err != nil {
+			return refuse(toolerr.Wrap(err, toolerr.Internal, "result could not be encoded"))
+		}
+		// Recorded before it is answered: with audit.mode required, a
+		// call whose record cannot be queued answers nothing of it.
+		if err := c.audited(ctx, t, req, "ok", &text); err != nil {
+			te := toolerr.As(err)
+			rec.SetOutcome(string(te.Code))
+			return ErrorResult(te), nil
+		}
+		rec.SetOutcome("ok")
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 	}
 }
 

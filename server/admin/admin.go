@@ -92,6 +92,7 @@ func adminUsage() string {
 		}
 		fmt.Fprintf(&b, "  %-26s %s\n", c.name, summary)
 	}
+	fmt.Fprintf(&b, "  %-26s %s\n", "audit verify|export|public-key", "check, export or name the key of the audit record (docs/audit.md)")
 	b.WriteString("\nEvery command also takes --config FILE, --data-dir DIR and --json; the store is the one\n" +
 		"the gateway uses (database.url, or SQLite in data_dir). Run \"agent-gateway admin <command> -h\" for its flags.\n")
 	return b.String()
@@ -111,6 +112,8 @@ type Target struct {
 	// definitions; create-consent notes any other scope it is given, which
 	// a consent stores but no tool checks.
 	Scopes []string
+	// AuditKey reads the audit signing key's public half (admin audit).
+	AuditKey AuditKey
 }
 
 // Run runs one admin command against the target's store, writing its
@@ -122,6 +125,9 @@ func Run(ctx context.Context, args []string, out, errOut io.Writer, target Targe
 			return &UsageError{Msg: "admin: name a command"}
 		}
 		return nil
+	}
+	if args[0] == "audit" {
+		return runAudit(ctx, args[1:], out, errOut, target)
 	}
 	var cmd *adminCommand
 	for i := range adminCommands {

@@ -47,8 +47,12 @@ const (
 	Overloaded Code = "overloaded"
 	// Unavailable: one of the gateway's own dependencies (the token store,
 	// the budget store) failed; the gateway's fault, never the caller's.
-	Unavailable          Code = "unavailable"
-	Internal             Code = "internal_error"
+	Unavailable Code = "unavailable"
+	Internal    Code = "internal_error"
+	// AuditUnavailable: audit.mode is required and the call's audit record
+	// could not be queued (docs/audit.md); nothing of the result was
+	// answered.
+	AuditUnavailable     Code = "audit_unavailable"
 	UpstreamUnconfigured Code = "upstream_unconfigured"
 
 	// Native (Forgejo) upstream outcomes shared by every Forgejo tool.
@@ -118,6 +122,7 @@ var outcomes = []outcome{
 	{Overloaded, http.StatusServiceUnavailable, -32053, "a gateway-wide bound is reached (`bound` names it); `Retry-After: 1`, repeated as `retry_after_seconds`"},
 	{Unavailable, http.StatusServiceUnavailable, -32054, "a dependency of the gateway failed (`dependency` names it: `token store`, `budget store`); the message says which, the cause is only logged; `Retry-After: 1`, repeated as `retry_after_seconds`; no allowance of the caller is spent"},
 	{Internal, http.StatusInternalServerError, -32603, "an unexpected failure inside the gateway (a store error, a result it could not encode, a recovered panic); the message is generic and the cause only logged"},
+	{AuditUnavailable, 0, 0, "`audit.mode` is `required` and the call's audit record could not be queued (docs/audit.md); nothing of the result was answered; retry later"},
 	{UpstreamUnconfigured, 0, 0, "the gateway has no `forgejo.origin`"},
 
 	{BadRequest, 0, 0, "Forgejo answered 400 or 422"},
