@@ -46,7 +46,7 @@ func TestAuditedCalls(t *testing.T) {
 		c := New("test", "v0", "", tool)
 		c.SetAuditor(a)
 		args, _ := json.Marshal(echoArgs{Text: text})
-		res, err := c.handler(tool)(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool.Name, Arguments: args}})
+		res, err := c.handler(tool, nil)(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool.Name, Arguments: args}})
 		if err != nil {
 			t.Fatal(err)
 		}
