@@ -195,17 +195,20 @@ func (s *stack) evictions() string {
 }
 
 // lines reports the scenario: its verdict, what the attackers got and
-// what the registration flood added to the store, set against the
-// per-address registration rate (the bound that holds on this branch).
+// what the registration flood added to the store, set against the bound
+// on registrations: each address's rate times the addresses, and never
+// more than the gateway-wide rate, however many addresses send.
 func (r *multiReport) lines(baseline *legitStats, s *stack, noLatencyBound bool) (string, bool) {
 	verdict, ok := r.verdict(baseline, noLatencyBound)
-	perMinute := s.setting("oauth.register_per_minute")
-	var rate int
-	_, _ = fmt.Sscan(perMinute, &rate)
-	bound := int64(rate * r.n * 2) // each address's rate, for the (at most) two windows a phase under a minute touches
-	within := fmt.Sprintf("within the per-address bound of %d (oauth.register_per_minute %s × %d addresses × 2 windows)", bound, perMinute, r.n)
-	if rate == 0 || r.clientsAdded > bound {
-		within = fmt.Sprintf("OVER the per-address bound of %d", bound)
+	perAddress, total := s.setting("oauth.register_per_minute"), s.setting("oauth.register_total_per_minute")
+	var rate, totalRate int
+	_, _ = fmt.Sscan(perAddress, &rate)
+	_, _ = fmt.Sscan(total, &totalRate)
+	// Two windows: a phase under a minute touches at most two.
+	bound := int64(min(rate*r.n, totalRate) * 2)
+	within := fmt.Sprintf("within the bound of %d (2 windows of the least of oauth.register_per_minute %s × %d addresses and oauth.register_total_per_minute %s)", bound, perAddress, r.n, total)
+	if rate == 0 || totalRate == 0 || r.clientsAdded > bound {
+		within = fmt.Sprintf("OVER the bound of %d", bound)
 		ok = false
 	}
 	out := verdict + "\n" +

@@ -93,7 +93,9 @@ func TestHTTP2RapidReset(t *testing.T) {
 		t.Logf("the gateway closed the connection after %d of %d reset streams (%v)", sent, streams, err)
 	}
 
-	honest := &http.Client{Transport: &http2.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}, Timeout: 10 * time.Second}
+	var h2only http.Protocols
+	h2only.SetHTTP2(true)
+	honest := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, Protocols: &h2only}, Timeout: 10 * time.Second}
 	mresp, err := honest.Get(gw.MetricsURL)
 	if err != nil {
 		t.Fatal(err)
