@@ -13,7 +13,7 @@ import (
 
 // TestLineBudget: per key, a burst then a steady rate; lines left out are
 // reported once on the next written line; keys are bounded, and past the
-// bound new keys share one bucket (issue 30, point 7).
+// bound new keys share one bucket.
 func TestLineBudget(t *testing.T) {
 	now := time.Unix(1000, 0)
 	b := newLineBudget(10, 5, 3, func() time.Time { return now })

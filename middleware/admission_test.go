@@ -375,3 +375,49 @@ func TestTallyFairShare(t *testing.T) {
 		t.Fatalf("at the bound: %v", b)
 	}
 }
+
+// TestBodyBudgetWholeBodyKeepsTheCall: once the body has all arrived, the
+// minimum data rate no longer applies. A handler that works for longer
+// than Grace after reading its body (a diff page whose evidence trickles
+// in) keeps its request context and answers; a deadline left on the
+// connection would cut net/http's background read and cancel it.
+func TestBodyBudgetWholeBodyKeepsTheCall(t *testing.T) {
+	const grace = 200 * time.Millisecond
+	b := NewBodyBudget(BodyBudgetOptions{Max: 1 << 20, MaxPerIP: 1 << 20, MinRate: 1000, Grace: grace, MaxTime: time.Minute})
+	for _, c := range []struct {
+		name    string
+		chunked bool
+	}{{"declared length", false}, {"chunked", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctxErr := make(chan error, 1)
+			srv := httptest.NewServer(b.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if _, err := io.ReadAll(r.Body); err != nil {
+					t.Error(err)
+				}
+				select {
+				case <-r.Context().Done():
+				case <-time.After(4 * grace):
+				}
+				ctxErr <- r.Context().Err()
+				_, _ = io.WriteString(w, "answered")
+			})))
+			defer srv.Close()
+			var body io.Reader = strings.NewReader(`{"jsonrpc":"2.0"}`)
+			if c.chunked {
+				body = io.MultiReader(body) // no length known: sent chunked
+			}
+			resp, err := http.Post(srv.URL+"/mcp", "application/json", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err := <-ctxErr; err != nil {
+				t.Fatalf("the request's context ended %v after its body was read: %v", 4*grace, err)
+			}
+			if string(out) != "answered" {
+				t.Fatalf("answer %q", out)
+			}
+		})
+	}
+}

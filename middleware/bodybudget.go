@@ -43,7 +43,7 @@ type BodyBudgetOptions struct {
 // Nothing is reserved beyond what has arrived: a declared length over the
 // route's cap is 413 at once, and every body reserves its bytes in steps as
 // they are read, so a request that declares much and sends nothing holds
-// nothing (issue 30: four connections each declaring 8 MiB to /oauth/token
+// nothing (four connections each declaring 8 MiB to /oauth/token
 // used to hold the whole budget for 60 s). Reservations last until the
 // handler returns, since the MCP peek keeps the body for the handler.
 //
@@ -172,7 +172,9 @@ func (b *budgetedBody) Read(p []byte) (int, error) {
 	if n > 0 {
 		b.used += int64(n)
 		b.last = time.Now()
-		b.setDeadline()
+		if err == nil && (b.declared < 0 || b.used < b.declared) {
+			b.setDeadline()
+		}
 	}
 	return n, err
 }
@@ -209,6 +211,12 @@ func (b *budgetedBody) reserveLocked() error {
 // rate: Grace after the moment the bytes read so far were due at MinRate,
 // and Grace after the last bytes came (bytes sent early buy no time to
 // stall in), never past MaxTime from the start. b.mu is held (or b is new).
+//
+// Never once the body is whole: the read that reaches its end starts
+// net/http's background read of the connection (which clears the
+// deadline), and a deadline set after it would make that read time out
+// and cancel the request's context at Grace, ending a long call (a diff
+// page, a document read) with nothing written.
 func (b *budgetedBody) setDeadline() {
 	o := b.b.opt
 	if o.MinRate <= 0 {

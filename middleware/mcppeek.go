@@ -70,7 +70,7 @@ func MCPPeek(next http.Handler) http.Handler {
 // readBody reads the whole body. With a declared length the buffer grows
 // as bytes arrive, doubling but never past the declared length: a request
 // that declares 1 MiB and sends a few bytes holds a few bytes, not a 1 MiB
-// buffer (issue 30: nothing is reserved beyond what has arrived), and the
+// buffer (nothing is reserved beyond what has arrived), and the
 // copy is never twice the declared length as io.ReadAll's could be.
 func readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength <= 0 || r.ContentLength > MaxBodyBytes {

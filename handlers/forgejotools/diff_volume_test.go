@@ -12,7 +12,7 @@ import (
 // minute reached it is refused with rate_limited and retry_after_seconds
 // until the next minute, other callers are not; without one nothing is
 // refused; Top reports the last complete minute's heaviest callers, at
-// most VolumeTopN; the callers tracked are bounded (issue 30, point 9).
+// most VolumeTopN; the callers tracked are bounded.
 func TestVerifiedVolume(t *testing.T) {
 	now := time.Date(2026, 12, 2, 3, 0, 10, 0, time.UTC)
 	clock := func() time.Time { return now }

@@ -15,7 +15,7 @@ import (
 
 // TestHTTPCallerLeaves: a call whose caller goes away is cancelled, so its
 // handler (and any upstream request made with its context) ends at once
-// instead of running to completion for nobody (issue 30, point 6).
+// instead of running to completion for nobody.
 func TestHTTPCallerLeaves(t *testing.T) {
 	ended := make(chan error, 1)
 	c := New("test", "v0", "", Typed(Tool{Name: "wait", Description: "Waits for its context.", Policy: middleware.ToolPolicy{Anonymous: true}},

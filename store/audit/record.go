@@ -1,5 +1,5 @@
 // Package audit is the gateway's record of who was shown what
-// (docs/audit.md, DESIGN §11.1): one record per authenticated tool call,
+// (docs/audit.md): one record per authenticated tool call,
 // naming the caller, the tool, its target, the outcome and the identity of
 // the evidence answered (hashes, offsets and lengths, never content bytes
 // and never a credential). Records form a hash chain per writer (one

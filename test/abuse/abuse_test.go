@@ -59,7 +59,7 @@ func TestRunReportsAbuse(t *testing.T) {
 	}
 }
 
-// TestRunMultiAddress runs one brief multi-address scenario (issue 30): 8
+// TestRunMultiAddress runs one brief multi-address scenario: 8
 // addresses, half of them IPv6 /64s through the trusted proxy, fill the
 // body budget and the in-flight bound with stalled work and flood
 // registrations, while the legitimate callers (an OAuth token exchange

@@ -13,7 +13,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/abuse/attack"
 )
 
-// The multi-address scenarios (issue 30): n attacking addresses, each
+// The multi-address scenarios: n attacking addresses, each
 // within its own share, together fill the gateway-wide bounds — the body
 // budget with stalled 1 MiB bodies, the in-flight bound with stalled
 // 100-byte requests — and flood /oauth/register. Half of the addresses are

@@ -14,7 +14,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/abuse/attack"
 )
 
-// TestAdmissionStalledAttackers is issue 30 point 1 through the binary,
+// TestAdmissionStalledAttackers is the stalled-attacker case through the binary,
 // with the default bounds: a few addresses, each within its own share,
 // held the whole body budget or every place in flight with requests that
 // send nothing, and every honest POST got 503 for 60 s. Now a declared

@@ -15,7 +15,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 )
 
-// TestDocumentsCallersLeave (issue 30, point 6): a GitHub answer trickling
+// TestDocumentsCallersLeave: a GitHub answer trickling
 // one byte every 3 s makes progress on every read, so no I/O timeout cuts
 // it. Callers that give up (once each call waits on its trickling answer)
 // must end their calls: the upstream

@@ -68,7 +68,16 @@ func TestReadmeFirstCommandSpeaksFirst(t *testing.T) {
 
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = clone
-	cmd.Env = append(gatewaytest.CleanEnv(), "GOCACHE="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "GOFLAGS=")
+	// A reader types the command in a fresh shell, not inside make: under
+	// `make test` the inherited MAKELEVEL and MAKEFLAGS make the inner make
+	// print "Entering directory" first, which no reader would see.
+	var env []string
+	for _, kv := range gatewaytest.CleanEnv() {
+		if k, _, _ := strings.Cut(kv, "="); k != "MAKELEVEL" && k != "MAKEFLAGS" && k != "MFLAGS" && k != "MAKEOVERRIDES" {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "GOCACHE="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "GOFLAGS=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

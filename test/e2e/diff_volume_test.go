@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestDiffVerifiedBytesBudget (issue 30, point 9): with
+// TestDiffVerifiedBytesBudget: with
 // ratelimit.verified_bytes_per_minute set, a caller whose verified diff
 // bytes this minute reached the budget is refused with rate_limited and
 // retry_after_seconds before the evidence is read again; another caller is

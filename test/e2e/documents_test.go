@@ -775,7 +775,7 @@ func TestDocumentsInstallationTokens(t *testing.T) {
 		})
 		t.Run("a short-lived token is kept for half its life", func(t *testing.T) {
 			// A token issued with under 5 minutes to live was minted
-			// again on every call (issue 34, point 5).
+			// again on every call.
 			s := newDocStack(t, freshDB(t), stackOptions{emu: githubemu.Options{TokenTTL: 4 * time.Minute}})
 			cs := s.session(t, s.tokenA)
 			for i := 0; i < 3; i++ {

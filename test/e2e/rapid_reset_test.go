@@ -19,7 +19,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
-// TestHTTP2RapidReset (issue 30, point 7): one HTTP/2 connection over TLS
+// TestHTTP2RapidReset: one HTTP/2 connection over TLS
 // opens streams and resets each at once, as fast as it can. The gateway
 // closes the connection once its resets pass its completions by
 // middleware.ResetAllowance, counts it in /metrics, writes a bounded

@@ -25,7 +25,7 @@ func waitTrickles(t *testing.T, emu *githubemu.Emulator) {
 // TestCallDeadline: a Contents answer that trickles one byte at a time
 // makes progress on every read, so the I/O timeout never cuts it; the
 // call's total deadline does, names itself, and closes the connection.
-// A caller that leaves ends the read at once too (issue 30, point 6).
+// A caller that leaves ends the read at once too.
 func TestCallDeadline(t *testing.T) {
 	s := newStack(t, githubemu.Options{}, true)
 	// Mint outside the faulted read, so only the Contents answer trickles.

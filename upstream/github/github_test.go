@@ -214,7 +214,7 @@ func TestGetFile(t *testing.T) {
 }
 
 // TestGetFileSaysWhatHappened: a refusal's message names what went wrong,
-// not a neighbouring failure (issue 34, point 5): an answer that breaks off
+// not a neighbouring failure: an answer that breaks off
 // after its head is not "could not be reached", and encoding "none" on a
 // small file is not "larger than 1048576 bytes".
 func TestGetFileSaysWhatHappened(t *testing.T) {
@@ -410,7 +410,7 @@ func TestTokenCache(t *testing.T) {
 	})
 	t.Run("short-lived tokens are reused for half their life", func(t *testing.T) {
 		// A token GitHub issues with under RefreshBefore to live was
-		// minted again on every call (issue 34, point 5).
+		// minted again on every call.
 		s := newStack(t, githubemu.Options{TokenTTL: 4 * time.Minute}, true)
 		for i := 0; i < 3; i++ {
 			if _, err := s.client.GetFile(context.Background(), s.req(s.docs.Readme)); err != nil {

@@ -11,7 +11,7 @@ import (
 
 // TestCheckGrant: a token answer may grant contents read (and the
 // metadata read GitHub adds) on exactly the repository asked for; any
-// wider grant is refused (issue 30, point 8).
+// wider grant is refused.
 func TestCheckGrant(t *testing.T) {
 	const sel = `"repository_selection":"selected","repositories":[{"name":"docs","full_name":"octo/docs"}]`
 	cases := []struct {
