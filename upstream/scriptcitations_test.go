@@ -27,7 +27,7 @@ func TestScriptCitationsResolve(t *testing.T) {
 // and leaves commands alone.
 func TestScriptProblemsFinds(t *testing.T) {
 	lines := []string{
-		"# the rule of " + "DES" + "IGN §9",
+		"# the rule of " + "DES" + "IGN " + "§" + "9",
 		"# clean (" + "STY" + "LE.md rule 6)",
 		"# see docs/no-such-file.md",
 		"# see docs/architecture.md#store",

@@ -9,8 +9,8 @@ import (
 	"github.com/agent-gateway/agent-gateway/store"
 )
 
-// invalidClientText is what an invalid_client error says first (RFC 6749
-// §5.2's words), before what is wrong with this client.
+// invalidClientText is what an invalid_client error says first (the words
+// of RFC 6749 §5.2), before what is wrong with this client.
 const invalidClientText = "Client authentication failed (e.g., unknown client, no client authentication included, or unsupported authentication method)."
 
 // unknownClient is the refusal of a client ID no client has.

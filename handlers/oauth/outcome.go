@@ -18,7 +18,7 @@ import (
 // file into an answer: JSON for the token and revocation endpoints
 // (RFC 6749 §5.2, RFC 7009 §2.2.1), a page or a redirect for authorize.
 
-// OAuth error codes (RFC 6749 §4.1.2.1 and §5.2, RFC 7009 §2.2.1,
+// OAuth error codes (RFC 6749 §4.1.2.1, RFC 6749 §5.2, RFC 7009 §2.2.1,
 // RFC 8707 §2).
 const (
 	codeInvalidRequest          = "invalid_request"

@@ -8,12 +8,11 @@ import (
 )
 
 // TestBrowserAnswersCannotBeFramedOrLeak: every answer the browser sees
-// from the authorization server forbids framing (RFC 9700 §4.16,
-// clickjacking: CSP frame-ancestors 'none'), its pages send no Referer
-// onwards (§4.2: the consent page's URL and form carry nothing for a
-// third party), and the consent answer reaches the client as a 303, which
-// a browser follows with GET and without the form body (§4.12: never
-// 307).
+// from the authorization server forbids framing (clickjacking,
+// RFC 9700 §4.16: CSP frame-ancestors 'none'), its pages send no Referer
+// onwards (RFC 9700 §4.2), and the consent answer reaches the client as a
+// 303, which a browser follows with GET and without the form body
+// (RFC 9700 §4.12: never 307).
 func TestBrowserAnswersCannotBeFramedOrLeak(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	check := func(t *testing.T, what string, hdr http.Header, page bool) {

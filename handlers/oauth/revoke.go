@@ -20,8 +20,9 @@ type revocationVerdict struct {
 // (found false when no token has that hash) and the authenticated client.
 // A token that is unknown, or already dead (revoked, used, of a revoked
 // consent) is answered 200 with nothing done, as RFC 7009 §2.2 says; a
-// token of another client is refused as unauthorized_client (§2.1: the
-// server verifies the token was issued to the client), and stays valid.
+// token of another client is refused as unauthorized_client (the server
+// verifies the token was issued to the client, RFC 7009 §2.1), and stays
+// valid.
 // Revoking either token of an authorization revokes its whole family:
 // the authorization ends.
 func decideRevocation(t store.TokenRecord, found bool, clientID string) revocationVerdict {

@@ -91,8 +91,8 @@ type refreshVerdict struct {
 	refusal *oauthError
 	// revokeFamily (or revokeToken, for a token outside any family) is set
 	// when a used refresh token comes back: reuse means one of two parties
-	// holds a stolen token, so the whole authorization ends (RFC 9700
-	// §4.14.2).
+	// holds a stolen token, so the whole authorization ends
+	// (RFC 9700 §4.14.2).
 	revokeFamily, revokeToken string
 	// scopes are the new access token's; narrowed says they are fewer than
 	// the refresh token holds.
