@@ -34,6 +34,10 @@ var neverShipped = []string{
 	"go.uber.org/mock/",
 	"go.uber.org/goleak",
 	"net/http/httptest",
+	// The OTLP export is plain HTTP with a protobuf body
+	// (encodeExportRequest); gRPC would come only with the collector's
+	// generated service package.
+	"google.golang.org/grpc/",
 }
 
 // stillLinked are never-shipped packages the binary links today, each with
@@ -102,6 +106,9 @@ func TestNeverShippedMatch(t *testing.T) {
 		{"github.com/golang/mock/gomock", true},
 		{"go.uber.org/mock/gomock", true},
 		{"net/http/httptest", true},
+		{"google.golang.org/grpc", true},
+		{"google.golang.org/grpc/codes", true},
+		{"google.golang.org/protobuf/proto", false},
 		{"testingx", false},
 		{"net/http", false},
 		{"github.com/stretchr/testifyx", false},
