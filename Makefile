@@ -7,7 +7,7 @@ GO ?= go
 
 test: lint configs unit fuzz
 
-# gofmt, go vet and staticcheck, all three clean (STYLE.md rule 6).
+# gofmt, go vet and staticcheck, all three clean on every change.
 # staticcheck is pinned and fetched through the module proxy by `go run`, so
 # it needs no install step and every machine runs the same checks; v0.8 is
 # the first release that reads Go 1.26 code.

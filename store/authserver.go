@@ -17,7 +17,8 @@ import (
 // LookupAccessToken resolves both.
 type AuthorizationServerStore interface {
 	// CreateAuthorizationCode stores a code under an active consent (ErrNotFound
-	// otherwise). Expired codes are purged on the way.
+	// otherwise), with its PKCE challenge when it has one (method S256).
+	// Expired codes are purged on the way.
 	CreateAuthorizationCode(ctx context.Context, c AuthorizationCode) error
 	// SetCodeChallenge binds the PKCE challenge (method S256) to a code that
 	// has none yet.
@@ -136,6 +137,14 @@ func (s *sqlStore) CreateAuthorizationCode(ctx context.Context, c AuthorizationC
 	if c.RequestID == "" {
 		return invalid("request_id", "must not be empty")
 	}
+	var challenge, method sql.NullString
+	if c.CodeChallenge != "" || c.CodeChallengeMethod != "" {
+		if c.CodeChallengeMethod != "S256" || c.CodeChallenge == "" {
+			return invalid("code_challenge", "want a challenge with method S256")
+		}
+		challenge = sql.NullString{String: c.CodeChallenge, Valid: true}
+		method = sql.NullString{String: c.CodeChallengeMethod, Valid: true}
+	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := s.activeConsent(ctx, tx, c.ConsentID); err != nil {
 			return err
@@ -146,10 +155,12 @@ func (s *sqlStore) CreateAuthorizationCode(ctx context.Context, c AuthorizationC
 		}
 		_, err := s.exec(ctx, tx, "storing authorization code",
 			`INSERT INTO oauth_authorization_codes
-			   (code_hash, request_id, grant_id, client_id, redirect_uri, scopes, requested_at, expires_at)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			   (code_hash, request_id, grant_id, client_id, redirect_uri, scopes, requested_at, expires_at,
+			    code_challenge, code_challenge_method)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			c.CodeHash, c.RequestID, c.ConsentID, c.ClientID, c.RedirectURI, strings.Join(scopes, " "),
-			s.d.timeArg(c.RequestedAt.UTC().Truncate(time.Microsecond)), s.d.timeArg(c.ExpiresAt.UTC().Truncate(time.Microsecond)))
+			s.d.timeArg(c.RequestedAt.UTC().Truncate(time.Microsecond)), s.d.timeArg(c.ExpiresAt.UTC().Truncate(time.Microsecond)),
+			challenge, method)
 		return err
 	})
 }

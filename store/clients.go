@@ -61,7 +61,7 @@ func (s *sqlStore) ListClients(ctx context.Context, unusedOnly bool) ([]Client, 
 
 // DeleteClient implements ClientStore: the registration goes, and in the
 // same transaction every consent of the client is revoked, so that its
-// tokens (which fosite would otherwise still refresh) stop at once.
+// tokens (which could otherwise still be refreshed) stop at once.
 func (s *sqlStore) DeleteClient(ctx context.Context, clientID string) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := s.exec(ctx, tx, "deleting client", `DELETE FROM oauth_clients WHERE client_id = $1`, clientID)

@@ -131,7 +131,7 @@ type DocumentSourceStore interface {
 // resolves the access tokens issued under them
 // (docs/architecture.md#authorization-server). Tokens are
 // issued, rotated and revoked by the authorization server through
-// AuthorizationServerStore (the one token lifecycle: fosite → the store);
+// AuthorizationServerStore (the one token lifecycle: handlers/oauth → the store);
 // the admin CLI only issues lone access tokens here.
 type ConsentStore interface {
 	// CreateConsent records a consent: subject allows clientID the scopes on the

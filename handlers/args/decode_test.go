@@ -226,6 +226,17 @@ func TestSpecPanicsOnBadTags(t *testing.T) {
 				X int64 `json:"x" arg:"required" min:"one"`
 			}](nil)
 		}},
+		{"exported field without a json tag", func() {
+			_, _ = Decode[struct {
+				X string `json:"x" arg:"required"`
+				Y *string
+			}](nil)
+		}},
+		{"exported field without a json tag, schema first", func() {
+			_ = Schema[struct {
+				Owner string `arg:"required"`
+			}]()
+		}},
 		{"bad pattern", func() {
 			_, _ = Decode[struct {
 				X string `json:"x" arg:"required" pattern:"("`
@@ -324,4 +335,21 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestSpecSkipsDeclaredAndUnexported: json:"-" and unexported fields stay
+// out of the arguments without a panic, and a member for them is unknown.
+func TestSpecSkipsDeclaredAndUnexported(t *testing.T) {
+	type withSkips struct {
+		Owner string `json:"owner" arg:"required"`
+		Cache string `json:"-"`
+		note  string
+	}
+	got, err := Decode[withSkips](json.RawMessage(`{"owner":"team"}`))
+	if err != nil || got.Owner != "team" || got.Cache != "" || got.note != "" {
+		t.Fatalf("Decode = %+v, %v", got, err)
+	}
+	if _, err := Decode[withSkips](json.RawMessage(`{"owner":"team","Cache":"x"}`)); err == nil {
+		t.Fatal("a member for a json:\"-\" field is accepted")
+	}
 }

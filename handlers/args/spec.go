@@ -17,7 +17,8 @@
 // members in its place, in order, so that members several tools share (a
 // repository reference) are declared once; a member name given twice, an
 // embedded pointer, a tagged embed or an embedded non-struct panics at
-// first use, like a bad tag. The rules: arguments are one JSON object of valid UTF-8;
+// first use, like a bad tag, and so does an exported field without a json
+// tag (json:"-" keeps a field out on purpose). The rules: arguments are one JSON object of valid UTF-8;
 // no member may repeat or be unknown; null is never a value; integers are
 // plain JSON integer literals within int64 (no fraction, exponent, string or
 // boolean); strings carry no lone surrogate escapes.
@@ -96,8 +97,14 @@ func (s *spec) add(top, t reflect.Type, path []int) {
 			continue
 		}
 		name := strings.Split(sf.Tag.Get("json"), ",")[0]
-		if name == "" || name == "-" {
-			continue
+		switch {
+		case name == "-" || !sf.IsExported():
+			continue // declared out of the arguments, or invisible to JSON
+		case name == "":
+			// encoding/json would give it a member named after the Go
+			// field; args would not, so a client's value for it would be
+			// refused as unknown while the author thinks it is read.
+			panic(fmt.Sprintf("args: %v.%s is exported without a json tag; name its member or tag it json:\"-\"", top, sf.Name))
 		}
 		s.fields = append(s.fields, parseField(top, sf, name, index))
 	}

@@ -145,8 +145,8 @@ func (droppedHeaders) WriteHeader(int)             {}
 type fetchAddressKey struct{}
 
 // withFetchAddress notes r's client address (middleware.RequestClientKey, the key of
-// every per-address bound) in its context: fosite calls the storage, which
-// looks documents up, with the request's context only.
+// every per-address bound) in its context: the client lookup, which
+// fetches documents, is handed the request's context only.
 func withFetchAddress(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), fetchAddressKey{}, middleware.RequestClientKey(r))))

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/ory/fosite"
-
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
@@ -43,16 +41,16 @@ func (f *metadataFetcher) logAttrs(clientID string, reason error) []any {
 }
 
 // checkMetadataClient refuses, for the authorization endpoint, a client_id
-// URL whose document cannot be used, on the page rather than with fosite's
-// "does not exist"; nil when the document is usable.
+// URL whose document cannot be used, on the page with its own words rather
+// than "does not exist"; nil when the document is usable.
 func (s *Server) checkMetadataClient(ctx context.Context, clientID string) error {
 	if s.cimd == nil {
-		return fosite.ErrInvalidClient.WithHint("This gateway does not accept client metadata documents (oauth.client_metadata_hosts is empty).")
+		return refuse(codeInvalidClient, invalidClientText+" This gateway does not accept client metadata documents (oauth.client_metadata_hosts is empty).")
 	}
 	if _, err := s.cimd.get(ctx, clientID); errors.Is(err, errMetadataRate) {
-		return &fosite.RFC6749Error{ErrorField: "temporarily_unavailable", DescriptionField: metadataRateText, CodeField: http.StatusTooManyRequests}
+		return &oauthError{code: codeTemporarilyUnavailable, description: metadataRateText, status: http.StatusTooManyRequests, retryAfter: metadataRetryAfter}
 	} else if err != nil {
-		return fosite.ErrInvalidClient.WithHint(metadataRefusedText)
+		return refuse(codeInvalidClient, invalidClientText+" "+metadataRefusedText)
 	}
 	return nil
 }

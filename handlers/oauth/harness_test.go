@@ -70,6 +70,9 @@ type harnessOptions struct {
 	refused                            func(endpoint, reason string)
 	clientMetadata                     oauth.ClientMetadataConfig
 	log                                *slog.Logger
+	// wrapStore, if set, is what the authorization server is given
+	// instead of the store itself (a counting store, say).
+	wrapStore func(oauth.Store) oauth.Store
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -98,6 +101,9 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		TotalRegistrationsPerMinute: o.totalRegistrations, TotalAuthorizationsPerMinute: o.totalAuthorizations,
 		MaxUnusedClients: o.maxUnusedClients, MaxLoginSessions: o.maxLoginSessions,
 		ClientMetadata: o.clientMetadata, Log: o.log, AppRedirectSchemes: oauth.DefaultAppRedirectSchemes,
+	}
+	if o.wrapStore != nil {
+		cfg.Store = o.wrapStore(h.st)
 	}
 	if !o.unconfigured {
 		cfg.IdentityProvider = oauth.NewIdentityProvider(oauth.IdentityProviderConfig{

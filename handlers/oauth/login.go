@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -16,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ory/fosite"
 	"golang.org/x/oauth2"
 
 	"github.com/agent-gateway/agent-gateway/store"
@@ -64,76 +62,6 @@ func (s *Server) errorPage(w http.ResponseWriter, status int, title, msg string)
 	web.Render(w, status, "oauth_error.html", web.OAuthError{Title: title, Message: msg})
 }
 
-// authorizeRequest builds the request fosite parses an authorization from:
-// the client's parameters, as a GET.
-func authorizeRequest(ctx context.Context, q url.Values) (*http.Request, error) {
-	return http.NewRequestWithContext(ctx, http.MethodGet, "/oauth/authorize?"+q.Encode(), nil)
-}
-
-// parseAuthorization validates a client's authorization request: fosite's
-// checks (client, redirect URI, response type, scopes), then what fosite
-// does not check up front: PKCE with S256 (fosite checks it only when
-// issuing the code, after login) and the RFC 8707 resource, which may be
-// absent (clients written for MCP 2025-03-26 send none) and then is the one
-// resource this server serves.
-//
-// state is optional (OAuth 2.1 §4.1.1: PKCE carries the CSRF protection),
-// but fosite refuses a state shorter than 8 characters, and an absent one.
-// fosite is therefore given the client's state behind statePrefix, and
-// clientRedirect takes the prefix off again (dropping an empty state), so
-// the client gets back exactly what it sent, or no state at all.
-func (s *Server) parseAuthorization(ctx context.Context, q url.Values) (fosite.AuthorizeRequester, error) {
-	fq := url.Values{}
-	for k, v := range q {
-		fq[k] = slices.Clone(v)
-	}
-	fq.Set("state", statePrefix+q.Get("state"))
-	if id := q.Get("client_id"); isMetadataURL(id) {
-		if err := s.checkMetadataClient(ctx, id); err != nil {
-			return nil, err
-		}
-	}
-	r, err := authorizeRequest(ctx, fq)
-	if err != nil {
-		return nil, fosite.ErrInvalidRequest.WithWrap(err)
-	}
-	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
-	if err != nil {
-		return ar, err
-	}
-	form := ar.GetRequestForm()
-	if form.Get("code_challenge") == "" || form.Get("code_challenge_method") != "S256" {
-		return ar, fosite.ErrInvalidRequest.WithHint("PKCE is required: send code_challenge with code_challenge_method=S256.")
-	}
-	if res := form["resource"]; len(res) > 1 || len(res) == 1 && !s.isResource(res[0]) {
-		return ar, errInvalidTarget(s.cfg.Resource)
-	}
-	return ar, nil
-}
-
-// statePrefix is put before the client's state when fosite sees it (see
-// parseAuthorization); it is 8 characters, fosite's minimum.
-const statePrefix = "agw-st.."
-
-// clientRedirect turns the redirect fosite wrote into the one the client
-// gets: the state it sent without statePrefix, or none when it sent none.
-// A state without the prefix is not the client's, and is dropped.
-func clientRedirect(loc string) (string, error) {
-	u, err := url.Parse(loc)
-	if err != nil {
-		return "", fmt.Errorf("fosite's redirect: %w", err)
-	}
-	q := u.Query()
-	st, ok := strings.CutPrefix(q.Get("state"), statePrefix)
-	if ok && st != "" {
-		q.Set("state", st)
-	} else {
-		q.Del("state")
-	}
-	u.RawQuery = q.Encode()
-	return u.String(), nil
-}
-
 // Every client of this server is unverified in the sense of RFC 9700 §4.11.2:
 // anyone may register one (RFC 7591) or name a metadata document (cimd.go),
 // with any redirect URI the registration rules accept. An error found before
@@ -148,34 +76,42 @@ func clientRedirect(loc string) (string, error) {
 // with its OAuth error code; nothing is sent to the client.
 func (s *Server) refusePage(w http.ResponseWriter, err error) {
 	s.logProtocolError("authorization refused", err)
-	e := fosite.ErrorToRFC6749Error(err)
-	msg := e.DescriptionField
-	if e.HintField != "" {
-		msg += " " + e.HintField
+	e := asOAuthError(err)
+	var mr *metadataRefusal
+	if errors.As(err, &mr) {
+		e = refuse(codeInvalidClient, metadataRefusedText)
 	}
-	status := e.CodeField
-	if status < 400 {
-		status = http.StatusBadRequest
-	}
-	web.Render(w, status, "oauth_error.html", web.OAuthError{
-		Title: "This authorization request is not valid", Message: msg, Code: e.ErrorField,
+	web.Render(w, e.httpStatus(), "oauth_error.html", web.OAuthError{
+		Title: "This authorization request is not valid", Message: e.description, Code: e.code,
 	})
 }
 
-// answerClient sends the outcome of a consent (an error such as
-// access_denied) to the client's redirect URI. The redirect URI was
-// validated by fosite and shown on the consent page; a request fosite
-// could not validate, or one asking for another response mode than query
-// (fosite's form_post answer is a page with inline script; knownParams
-// keeps response_mode from reaching fosite, this is the second lock), is
-// shown on a page instead.
-func (s *Server) answerClient(w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, err error) {
-	if ar == nil || !ar.IsRedirectURIValid() || (ar.GetResponseMode() != fosite.ResponseModeQuery && ar.GetResponseMode() != fosite.ResponseModeDefault) {
-		s.refusePage(w, err)
-		return
+// answerClient sends the outcome of a consent — a code, or an error such
+// as access_denied — to the client's redirect URI, which the consent page
+// showed, as a 303 (the consent page's CSP lists the redirect's origin in
+// form-action, formTarget, so a browser follows it out of the form) with
+// the query parameters of RFC 6749 §4.1.2: the redirect URI's own, then
+// the answer's, then the client's state when it sent one.
+func (s *Server) answerClient(w http.ResponseWriter, a authorization, answer url.Values) {
+	to := *a.redirect
+	to.Fragment = ""
+	q := to.Query()
+	for k, v := range answer {
+		q[k] = v
 	}
-	s.logProtocolError("authorization refused", err)
-	s.toClient(w, func(w http.ResponseWriter) { s.provider.WriteAuthorizeError(r.Context(), w, ar, err) })
+	if a.state != "" {
+		q.Set("state", a.state)
+	}
+	to.RawQuery = q.Encode()
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Location", to.String())
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// answerClientError sends a refusal to the client (answerClient).
+func (s *Server) answerClientError(w http.ResponseWriter, a authorization, e *oauthError) {
+	s.logProtocolError("authorization refused", e)
+	s.answerClient(w, a, url.Values{"error": {e.code}, "error_description": {e.description}})
 }
 
 // authorize is /oauth/authorize.
@@ -264,10 +200,10 @@ func (s *Server) endSession(ctx context.Context, w http.ResponseWriter, secret s
 
 // replay parses the session's authorization request again: the client,
 // its redirect URI and the scopes are re-validated at every step.
-func (s *Server) replay(ctx context.Context, ls store.LoginSession) (fosite.AuthorizeRequester, error) {
+func (s *Server) replay(ctx context.Context, ls store.LoginSession) (authorization, error) {
 	q, err := url.ParseQuery(ls.AuthorizeQuery)
 	if err != nil {
-		return nil, fosite.ErrInvalidRequest.WithWrap(err)
+		return authorization{}, refuse(codeInvalidRequest, "The stored authorization request could not be read.")
 	}
 	return s.parseAuthorization(ctx, q)
 }
@@ -294,7 +230,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		// The user has not seen the consent page: shown here, not sent
 		// to the client.
 		s.endSession(ctx, w, secret)
-		s.refusePage(w, fosite.ErrAccessDenied.WithHintf("The identity provider answered %q.", e))
+		s.refusePage(w, refuse(codeAccessDenied, fmt.Sprintf("The resource owner or authorization server denied the request. The identity provider answered %q.", e)))
 		return
 	}
 	subject, err := s.cfg.IdentityProvider.Exchange(ctx, q.Get("code"), ls.IdPVerifier, ls.IdPNonce)
@@ -314,7 +250,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 type consentState struct {
 	ls       store.LoginSession
 	secret   string
-	ar       fosite.AuthorizeRequester
+	a        authorization
 	projects []store.Project
 }
 
@@ -331,7 +267,7 @@ func (s *Server) loadConsent(w http.ResponseWriter, r *http.Request) (consentSta
 		s.sessionProblem(w, err)
 		return consentState{}, false
 	}
-	ar, err := s.replay(ctx, ls)
+	a, err := s.replay(ctx, ls)
 	if err != nil {
 		// The request no longer holds (the client was deleted, say): the
 		// consent it would answer was not given, so it is shown here.
@@ -345,7 +281,7 @@ func (s *Server) loadConsent(w http.ResponseWriter, r *http.Request) (consentSta
 		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read your projects.")
 		return consentState{}, false
 	}
-	return consentState{ls: ls, secret: secret, ar: ar, projects: projects}, true
+	return consentState{ls: ls, secret: secret, a: a, projects: projects}, true
 }
 
 // grantedScopes returns, per project, the scopes this subject's active
@@ -414,27 +350,25 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	clientID := cs.ar.GetClient().GetID()
+	clientID := cs.a.client.id
 	granted, err := s.grantedScopes(ctx, cs.projects, cs.ls.Subject, clientID)
 	if err != nil {
 		s.cfg.Log.Warn("listing consents failed", "error", err.Error())
 		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read your consents.")
 		return
 	}
-	requested := cs.ar.GetRequestedScopes()
-	redirect := cs.ar.GetRedirectURI()
+	requested := cs.a.scopes
+	redirect := cs.a.redirect
 	view := web.Consent{
 		ClientName: clientID, ClientID: clientID, RedirectHost: redirectLabel(redirect),
 		Subject: cs.ls.Subject, CSRFToken: csrfToken(cs.secret),
 	}
-	if isMetadataURL(clientID) && s.cimd != nil {
+	if isMetadataURL(clientID) {
 		// A metadata document names itself; its host is what vouches.
-		if doc, err := s.cimd.get(ctx, clientID); err == nil {
-			u, _ := url.Parse(clientID)
-			view.ClientName = doc.ClientName + " (metadata at " + u.Hostname() + ")"
-		}
-	} else if c, err := s.cfg.Store.GetClient(ctx, clientID); err == nil && c.Name != "" {
-		view.ClientName = c.Name
+		u, _ := url.Parse(clientID)
+		view.ClientName = cs.a.client.name + " (metadata at " + u.Hostname() + ")"
+	} else if cs.a.client.name != "" {
+		view.ClientName = cs.a.client.name
 	}
 	for i, p := range cs.projects {
 		note := consentNote(granted[p.ID], requested)
@@ -537,7 +471,7 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.PostForm.Get("action") != "allow" {
 		s.endSession(ctx, w, cs.secret)
-		s.answerClient(w, r, cs.ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
+		s.answerClientError(w, cs.a, refuse(codeAccessDenied, "The resource owner or authorization server denied the request. The user denied the request."))
 		return
 	}
 	projectID := r.PostForm.Get("project")
@@ -547,80 +481,52 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 			"You are not a member of that project, so you cannot grant access to it. Nothing was granted.")
 		return
 	}
-	clientID := cs.ar.GetClient().GetID()
+	clientID := cs.a.client.id
 	existing, err := s.clientConsents(ctx, projectID, cs.ls.Subject, clientID)
 	if err != nil {
 		s.cfg.Log.Warn("listing consents failed", "error", err.Error())
 		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not read your consents.")
 		return
 	}
-	scopes := tokenScopes(cs.ar.GetRequestedScopes(), s.heldScopes(existing))
+	scopes := tokenScopes(cs.a.scopes, s.heldScopes(existing))
 	g, err := s.consentFor(ctx, existing, projectID, cs.ls.Subject, clientID, scopes)
 	if err != nil {
 		s.cfg.Log.Warn("creating a consent failed", "error", err.Error())
 		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not record the consent.")
 		return
 	}
-	for _, sc := range scopes {
-		cs.ar.GrantScope(sc)
-	}
-	resp, err := s.provider.NewAuthorizeResponse(ctx, cs.ar, &session{ConsentID: g.ID, ProjectID: g.ProjectID, Subject: g.Subject})
+	code, err := s.issueCode(ctx, cs.a, g, scopes)
 	s.endSession(ctx, w, cs.secret)
 	if err != nil {
-		s.answerClient(w, r, cs.ar, err)
+		s.answerClientError(w, cs.a, unavailable(err))
 		return
 	}
-	s.toClient(w, func(w http.ResponseWriter) { s.provider.WriteAuthorizeResponse(ctx, w, cs.ar, resp) })
+	s.answerClient(w, cs.a, url.Values{"code": {code}, "scope": {strings.Join(scopes, " ")}})
 }
 
-// toClient answers with what fosite's write would send to the client,
-// except that a redirect is a plain 303 to clientRedirect's form of it
-// (the client's own state, or none). The consent page's CSP lists the
-// redirect's origin in form-action (formTarget), so a browser follows the
-// 303 out of the consent form; scripted clients need nothing more.
-func (s *Server) toClient(w http.ResponseWriter, write func(http.ResponseWriter)) {
-	c := &captured{header: http.Header{}}
-	write(c)
-	if loc := c.header.Get("Location"); c.status/100 == 3 && loc != "" {
-		to, err := clientRedirect(loc)
-		if err != nil {
-			s.cfg.Log.Warn("redirect to the client failed", "error", err.Error())
-			s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not send you back to the client.")
-			return
-		}
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Location", to)
-		w.WriteHeader(http.StatusSeeOther)
-		return
-	}
-	for k, v := range c.header {
-		w.Header()[k] = v
-	}
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	w.WriteHeader(c.status)
-	_, _ = w.Write(c.body.Bytes())
-}
+// codePrefix marks authorization codes (agw_at_/agw_rt_ are the tokens').
+const codePrefix = "agw_ac_"
 
-// captured is a response held back by toClient.
-type captured struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (c *captured) Header() http.Header { return c.header }
-func (c *captured) Write(b []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
+// issueCode stores a new authorization code for a consent, with the PKCE
+// challenge bound to it, and returns the code. Its request ID names the
+// token family every token redeemed from it, and every rotation after,
+// belongs to.
+func (s *Server) issueCode(ctx context.Context, a authorization, g store.Consent, scopes []string) (string, error) {
+	code, err := store.NewToken(codePrefix)
+	if err != nil {
+		return "", err
 	}
-	return c.body.Write(b)
-}
-func (c *captured) WriteHeader(status int) {
-	if c.status == 0 {
-		c.status = status
+	now := time.Now()
+	hash := store.HashToken(code)
+	err = s.cfg.Store.CreateAuthorizationCode(ctx, store.AuthorizationCode{
+		CodeHash: hash, RequestID: rand.Text(), ConsentID: g.ID, ClientID: a.client.id,
+		RedirectURI: a.redirectParam, Scopes: scopes, CodeChallenge: a.challenge, CodeChallengeMethod: "S256",
+		RequestedAt: now, ExpiresAt: now.Add(s.cfg.CodeTTL),
+	})
+	if err != nil {
+		return "", fmt.Errorf("storing an authorization code: %w", err)
 	}
+	return code, nil
 }
 
 // consentFor returns the stored consent the user's answer on the consent

@@ -2,11 +2,8 @@ package oauth
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
-
-	"github.com/ory/fosite"
 )
 
 // An authorization request is stored in the login session (and replayed at
@@ -38,8 +35,8 @@ const maxResourceBytes = 2048
 // stored.
 const maxResourceValues = 2
 
-// paramProblem is why an authorization request is refused before fosite
-// sees it: the OAuth error code, the parameter and a hint, which the error
+// paramProblem is why an authorization request is refused before it is
+// decided: the OAuth error code, the parameter and a hint, which the error
 // page shows.
 type paramProblem struct {
 	code  string // invalid_request or unsupported_response_mode
@@ -50,9 +47,8 @@ type paramProblem struct {
 }
 
 // err is the problem as the OAuth error the page shows.
-func (p *paramProblem) err() *fosite.RFC6749Error {
-	e := &fosite.RFC6749Error{ErrorField: p.code, DescriptionField: "The authorization request is not valid.", CodeField: http.StatusBadRequest}
-	return e.WithHint(p.hint)
+func (p *paramProblem) err() *oauthError {
+	return refuse(p.code, "The authorization request is not valid. "+p.hint)
 }
 
 // knownParams returns the parameters of an authorization request this
@@ -93,7 +89,7 @@ func knownParams(form url.Values, rule redirectRule) (url.Values, *paramProblem)
 		}
 		out[name] = slices.Clone(vals)
 	}
-	// Only the query response mode is served (the metadata says so): fosite's
+	// Only the query response mode is served (the metadata says so): a
 	// form_post answer is a page with inline script, and the fragment mode
 	// is for implicit flows. "query" itself is the default for code and is
 	// not kept.

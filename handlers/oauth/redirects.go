@@ -11,10 +11,9 @@ import (
 )
 
 // The one rule for redirect URIs (docs/architecture.md#authorization-server):
-// at registration, in a client metadata document, for the redirect_uri of an
-// authorization request, and as fosite's secure-redirect check. A redirect
-// URI is where the browser carries a code, so only targets that hand it to
-// the client are allowed:
+// at registration, in a client metadata document, and for the redirect_uri
+// of an authorization request. A redirect URI is where the browser carries a
+// code, so only targets that hand it to the client are allowed:
 //
 //   - https with a host;
 //   - http on a loopback host (RFC 8252 §7.3; any port is matched);

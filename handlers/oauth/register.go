@@ -13,8 +13,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/web"
 )
 
-// RFC 7591 dynamic client registration. fosite has none, so this is
-// written here. Every client is public (token_endpoint_auth_method
+// RFC 7591 dynamic client registration. Every client is public (token_endpoint_auth_method
 // "none": MCP clients cannot keep a secret), uses the authorization code
 // grant with PKCE and refresh tokens, and may ask for the gateway's scopes.
 // Registration is open (MCP clients register themselves), so it is bounded:

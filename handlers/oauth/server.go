@@ -6,11 +6,12 @@
 // (authorization_code, and refresh_token with rotation and reuse detection)
 // and /oauth/revoke.
 //
-// The protocol is github.com/ory/fosite's; this package adds what fosite
-// lacks (registration, the RFC 8707 resource check, the metadata document,
-// the identity provider login and the consent page, optional state, a
-// narrowing refresh, Client ID Metadata Documents) and adapts fosite's
-// storage to the store (fosite.go). docs/oauth.md says which is which.
+// The protocol core is the package's own (authorize.go, token.go,
+// revoke.go, outcome.go): each endpoint decides with a pure function of
+// the request and the rows it read, and one place renders the outcome as
+// an RFC 6749 / 7009 / 8707 error; the atomic parts (redeeming a code,
+// rotating a refresh token) are the store's. docs/oauth.md lists the
+// RFC 9700 checks and the test of each.
 package oauth
 
 import (
@@ -18,17 +19,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/httprate"
-	"github.com/ory/fosite"
-	"github.com/ory/fosite/compose"
 
 	"github.com/agent-gateway/agent-gateway/store"
 )
@@ -117,10 +116,9 @@ type Config struct {
 
 // Server is the authorization server.
 type Server struct {
-	cfg      Config
-	provider fosite.OAuth2Provider
-	secure   bool // the issuer is https: cookies are __Host- and Secure
-	origin   string
+	cfg    Config
+	secure bool // the issuer is https: cookies are __Host- and Secure
+	origin string
 	// cimd fetches client metadata documents; nil when they are off.
 	cimd *metadataFetcher
 	// redirects is the one redirect URI rule.
@@ -159,33 +157,6 @@ func New(cfg Config) *Server {
 	if s.cimd != nil {
 		s.cimd.redirects = s.redirects
 	}
-	fc := &fosite.Config{
-		AccessTokenLifespan:   cfg.AccessTokenTTL,
-		RefreshTokenLifespan:  cfg.RefreshTokenTTL,
-		AuthorizeCodeLifespan: cfg.CodeTTL,
-		ScopeStrategy:         fosite.ExactScopeStrategy,
-		AudienceMatchingStrategy: func([]string, []string) error {
-			return nil // audiences are RFC 8707 resources, checked here, not fosite's audience parameter
-		},
-		EnforcePKCE:                    true,
-		EnablePKCEPlainChallengeMethod: false,
-		// The redirect URI rule (https, loopback http, private-use
-		// schemes), which registration applied already; fosite's strict
-		// checker would refuse the private-use schemes of native apps.
-		RedirectSecureChecker: func(_ context.Context, u *url.URL) bool { return s.redirects.check(u.String()) == nil },
-		// Every authorization gets a refresh token; no offline scope needed.
-		RefreshTokenScopes: []string{},
-		TokenURL:           cfg.Issuer + "/oauth/token",
-		// Debug details (which may name internals) never reach clients.
-		SendDebugMessagesToClients: false,
-	}
-	st := &fositeStore{st: cfg.Store, scopes: s.scopeNames(), cimd: s.cimd}
-	s.provider = compose.Compose(fc, st, opaqueStrategy{},
-		compose.OAuth2AuthorizeExplicitFactory,
-		compose.OAuth2RefreshTokenGrantFactory,
-		compose.OAuth2TokenRevocationFactory,
-		compose.OAuth2PKCEFactory,
-	)
 	return s
 }
 
@@ -208,15 +179,15 @@ func (s *Server) Routes() http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 			// Every answer gets a CSP that allows nothing, whoever writes
-			// it (fosite writes some); the pages of web/ replace it with
-			// theirs, which allows their stylesheet and nothing more.
+			// it; the pages of web/ replace it with theirs, which allows
+			// their stylesheet and nothing more.
 			w.Header().Set("Content-Security-Policy", strictCSP)
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			next.ServeHTTP(w, r)
 		})
 	})
 	if s.cimd != nil {
-		r.Use(withFetchAddress) // the fetch rate's key, for fosite's storage calls
+		r.Use(withFetchAddress) // the fetch rate's key, for the client lookups
 	}
 	registerLimit := s.limited(limitRegister, s.cfg.RegistrationsPerMinute, s.cfg.TotalRegistrationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations from this address or in all; try again in a minute")
@@ -310,120 +281,40 @@ func (s *Server) Metadata(w http.ResponseWriter, _ *http.Request) {
 // ScopesSupported are the scope names, for the resource metadata.
 func (s *Server) ScopesSupported() []string { return s.scopeNames() }
 
-// token is /oauth/token. fosite runs both grants; the RFC 8707 resource
-// (when sent) must be the one resource, and a refresh may narrow the scope
-// of the access token it issues (RFC 6749 §6) but not ask for a scope the
-// refresh token does not hold: widening needs a new consent.
-func (s *Server) token(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	if err := r.ParseForm(); err != nil {
-		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), fosite.ErrInvalidRequest.WithHint("The request body is not a form."))
-		return
-	}
-	for _, v := range r.PostForm["resource"] {
-		if !s.isResource(v) {
-			s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), errInvalidTarget(s.cfg.Resource))
-			return
-		}
-	}
-	ar, err := s.provider.NewAccessRequest(ctx, r, &session{})
-	if err != nil {
-		s.logProtocolError("token request refused", err)
-		if !writeMetadataRefusal(w, err) {
-			s.provider.WriteAccessError(ctx, w, ar, err)
-		}
-		return
-	}
-	if ar.GetGrantTypes().ExactOne("refresh_token") {
-		if err := narrow(ar, strings.Fields(r.PostForm.Get("scope"))); err != nil {
-			s.provider.WriteAccessError(ctx, w, ar, err)
-			return
-		}
-	}
-	resp, err := s.provider.NewAccessResponse(ctx, ar)
-	if err != nil {
-		s.logProtocolError("token response failed", err)
-		s.provider.WriteAccessError(ctx, w, ar, err)
-		return
-	}
-	s.provider.WriteAccessResponse(ctx, w, ar, resp)
-}
-
-// narrow makes a refresh's access token carry only the scopes asked for
-// (RFC 6749 §6), each of which the refresh token must hold; no scope asked
-// for keeps them all. The new refresh token keeps the old one's scopes.
-func narrow(ar fosite.AccessRequester, asked []string) error {
-	if len(asked) == 0 {
-		return nil
-	}
-	held := ar.GetGrantedScopes()
-	for _, sc := range asked {
-		if !slices.Contains(held, sc) {
-			return fosite.ErrInvalidScope.WithHintf(
-				"The refresh token does not include scope %q; a wider scope needs a new authorization and consent.", sc)
-		}
-	}
-	req, ok := ar.(*fosite.AccessRequest)
-	sess, sok := ar.GetSession().(*session)
-	if !ok || !sok {
-		return fosite.ErrServerError.WithDebug("unexpected access request type")
-	}
-	narrowed := slices.Clone(asked)
-	slices.Sort(narrowed)
-	narrowed = slices.Compact(narrowed)
-	if len(narrowed) == len(held) {
-		return nil
-	}
-	req.GrantedScope = fosite.Arguments(narrowed)
-	sess.AccessScopes = narrowed
-	return nil
-}
-
-// revoke is /oauth/revoke (RFC 7009). Revoking either token of a family
-// revokes the whole family: the authorization ends. A token of another
-// client is unauthorized_client (RFC 7009 §2.1: the request is refused),
-// which fosite detects but answers with 200; an unknown token is 200, as
-// RFC 7009 §2.2 says.
-func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
-	err := s.provider.NewRevocationRequest(r.Context(), r)
-	if err != nil {
-		s.logProtocolError("revocation refused", err)
-	}
-	if errors.Is(err, fosite.ErrUnauthorizedClient) {
-		writeError(w, http.StatusBadRequest, "unauthorized_client", "the token was not issued to this client")
-		return
-	}
-	if writeMetadataRefusal(w, err) {
-		return
-	}
-	s.provider.WriteRevocationResponse(r.Context(), w, err)
-}
-
 // isResource reports whether an RFC 8707 resource names the one resource
-// this server issues tokens for; a trailing slash names the same one.
-func (s *Server) isResource(v string) bool {
-	return v == s.cfg.Resource || strings.TrimSuffix(v, "/") == s.cfg.Resource
+// this server issues tokens for.
+func (s *Server) isResource(v string) bool { return namesResource(s.cfg.Resource, v) }
+
+// namesResource reports whether v names resource; a trailing slash names
+// the same one.
+func namesResource(resource, v string) bool {
+	return v == resource || strings.TrimSuffix(v, "/") == resource
 }
 
 // errInvalidTarget is RFC 8707's error for a resource this server does not
 // issue tokens for.
-func errInvalidTarget(resource string) *fosite.RFC6749Error {
-	return (&fosite.RFC6749Error{
-		ErrorField:       "invalid_target",
-		DescriptionField: "The requested resource is invalid, missing, unknown, or malformed.",
-		CodeField:        http.StatusBadRequest,
-	}).WithHintf("This authorization server issues tokens only for resource %q.", resource)
+func errInvalidTarget(resource string) *oauthError {
+	return refuse(codeInvalidTarget, fmt.Sprintf(
+		"The requested resource is invalid, missing, unknown, or malformed. This authorization server issues tokens only for resource %q.", resource))
 }
 
 // logProtocolError logs a refusal at debug (it is the client's problem)
-// and a server error at warn; never a token or code.
+// and a server error at warn, with its cause; never a token or code.
 func (s *Server) logProtocolError(msg string, err error) {
-	e := fosite.ErrorToRFC6749Error(err)
-	level := slog.LevelDebug
-	if e.CodeField >= 500 {
-		level = slog.LevelWarn
+	e := asOAuthError(err)
+	var mr *metadataRefusal
+	if errors.As(err, &mr) {
+		e = &oauthError{code: codeInvalidClient, description: metadataRefusedText}
 	}
-	s.cfg.Log.Log(context.Background(), level, msg, "error", e.ErrorField, "hint", e.HintField, "debug", e.DebugField)
+	level := slog.LevelDebug
+	attrs := []any{"error", e.code, "description", e.description}
+	if e.httpStatus() >= 500 {
+		level = slog.LevelWarn
+		if e.cause != nil {
+			attrs = append(attrs, "cause", e.cause.Error())
+		}
+	}
+	s.cfg.Log.Log(context.Background(), level, msg, attrs...)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
