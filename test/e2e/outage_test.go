@@ -192,9 +192,10 @@ func fileSizeLimited(t *testing.T, kib int) string {
 
 // TestFullDiskNamedAndLogged: with the SQLite data directory's files held
 // at a size limit (a full disk, as far as the gateway can tell), a
-// workflow_dispatch that cannot store its workflow answers internal_error
-// and its cause is logged once with the request id; /readyz, which now
-// writes, turns 503 instead of staying green on a disk that cannot write.
+// workflow_dispatch that cannot store its workflow answers unavailable
+// naming the store (the gateway's fault, not internal_error) and its cause
+// is logged once with the request id; /readyz, which now writes, turns 503
+// instead of staying green on a disk that cannot write.
 func TestFullDiskNamedAndLogged(t *testing.T) {
 	s := newCatalogStackWith(t, storetest.SQLiteURL(t), true, stackOptions{binary: fileSizeLimited(t, 64), env: map[string]string{
 		"AGENT_GATEWAY_CATALOG_DISPATCHES_PER_HOUR": "1000",
@@ -204,7 +205,7 @@ func TestFullDiskNamedAndLogged(t *testing.T) {
 	for i := range 50 {
 		out, isErr := callTool(t, cs, "workflow_dispatch", map[string]any{"profile_id": s.profile})
 		if isErr {
-			if code := out["error"].(map[string]any)["code"]; code != "internal_error" {
+			if e := out["error"].(map[string]any); e["code"] != "unavailable" || e["dependency"] != "store" {
 				t.Fatalf("dispatch %d on a full disk: %v", i, out)
 			}
 			failedAt = i
