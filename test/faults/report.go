@@ -27,13 +27,14 @@ type phaseFigures struct {
 	slowest string
 }
 
-// figures sums up the calls started during p.
+// figures sums up the calls that ended during p: a call under way when
+// the next fault is injected (at p.end) is that fault's.
 func figures(p phase, records []record, stored map[string]bool) phaseFigures {
 	f := phaseFigures{codes: map[string]int{}, wrong: map[string]int{}}
 	failedDuring := map[string]bool{}
 	servedAfter := map[string]bool{}
 	for _, r := range records {
-		if r.start.Before(p.start) || !r.start.Before(p.end) {
+		if r.end.Before(p.start) || !r.end.Before(p.end) {
 			continue
 		}
 		group := r.target + " " + string(r.kind)
@@ -61,10 +62,6 @@ func figures(p phase, records []record, stored map[string]bool) phaseFigures {
 		f.codes[r.outcome]++
 		if !after {
 			failedDuring[group] = true
-			continue
-		}
-		if !r.end.Before(p.end) {
-			// It ran into the next fault, injected at p.end.
 			continue
 		}
 		if d := r.end.Sub(p.restored); d > f.recovery {
