@@ -188,7 +188,9 @@ func dependencyFault(te *toolerr.Error) *toolerr.Error {
 	if te.Code != toolerr.Internal || !errors.As(te, &de) {
 		return te
 	}
-	u := middleware.UnavailableError(de.Part)
+	// A tool result carries no Retry-After header: the breaker's second
+	// is said in the body, as middleware.Refuse repeats the header.
+	u := middleware.UnavailableError(de.Part).With("retry_after_seconds", 1)
 	u.Err = te.Err
 	return u
 }

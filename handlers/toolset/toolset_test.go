@@ -112,7 +112,7 @@ func TestHandlerResults(t *testing.T) {
 		{"unknown member never reaches the tool", tools[0], `{"text":"a","x":1}`, true, "", "invalid_arguments", 0},
 		{"untyped error is internal and hidden", plainErr, `{}`, true, `{"error":{"code":"internal_error","message":"internal error"}}`, "internal_error", 0},
 		{"unencodable result", unencodable, `{}`, true, "", "internal_error", 0},
-		{"a failing store is unavailable, named", storeDown, `{}`, true, `{"error":{"code":"unavailable","dependency":"store","message":"the store is unavailable; retry later"}}`, "unavailable", 0},
+		{"a failing store is unavailable, named", storeDown, `{}`, true, `{"error":{"code":"unavailable","dependency":"store","message":"the store is unavailable; retry later","retry_after_seconds":1}}`, "unavailable", 0},
 		{"pre-encoded result taken as it is", preEncoded, `{}`, false, `{"data":"<\u003e","n":1 }`, "ok", 0},
 	}
 	for _, tc := range cases {
