@@ -51,6 +51,8 @@ func (s *Server) checkMetadataClient(ctx context.Context, clientID string) error
 	}
 	if _, err := s.cimd.get(ctx, clientID); errors.Is(err, errMetadataRate) {
 		return &fosite.RFC6749Error{ErrorField: "temporarily_unavailable", DescriptionField: metadataRateText, CodeField: http.StatusTooManyRequests}
+	} else if part := unavailablePart(err); part != "" {
+		return &fosite.RFC6749Error{ErrorField: "temporarily_unavailable", DescriptionField: "The gateway's " + part + " is unavailable; try again in a moment.", CodeField: http.StatusServiceUnavailable}
 	} else if err != nil {
 		return fosite.ErrInvalidClient.WithHint(metadataRefusedText)
 	}
@@ -73,8 +75,22 @@ func writeMetadataRefusal(w http.ResponseWriter, err error) bool {
 	case errors.Is(mr, errMetadataRate):
 		w.Header().Set("Retry-After", metadataRetryAfter)
 		writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", metadataRateText)
+	case unavailablePart(mr) != "":
+		// The cause was logged where the counter failed.
+		w.Header().Set("Retry-After", "1")
+		writeUnavailable(w, nil, unavailablePart(mr))
 	default:
 		writeError(w, http.StatusUnauthorized, "invalid_client", metadataRefusedText)
 	}
 	return true
+}
+
+// unavailablePart names the dependency whose failure err is (a rate's
+// counter: the budget store), or "".
+func unavailablePart(err error) string {
+	var de *middleware.DependencyError
+	if errors.As(err, &de) {
+		return de.Part
+	}
+	return ""
 }
