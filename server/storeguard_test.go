@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-gateway/agent-gateway/handlers/oauth"
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store"
 )
@@ -67,6 +68,30 @@ func TestStoreGuard(t *testing.T) {
 			t.Fatalf("%v (breaker open: %v), want the store named and the breaker closed", err, b.Open())
 		}
 	})
+	// While reads have found the store down, a registration fails at once
+	// without reaching it.
+	t.Run("write while the store is down", func(t *testing.T) {
+		b := middleware.NewBreaker(time.Hour, nil)
+		f := &failingSources{err: errors.New("dial tcp 127.0.0.1:5432: connection refused")}
+		_, _ = guardedSources{storeGuard{b}, f}.ListDocumentSources(ctx, "p", false)
+		reg := &countingRegistrar{}
+		_, _, err := guardedOAuthStore{Store: reg, guard: storeGuard{b}}.RegisterClientCapped(ctx, "c", nil, 0)
+		if !errors.Is(err, middleware.ErrBreakerOpen) || !errors.Is(err, middleware.ErrUnavailable) || reg.calls != 0 {
+			t.Fatalf("%v after %d calls, want the store's unavailability without a call", err, reg.calls)
+		}
+	})
+}
+
+// countingRegistrar is an oauth.Store whose registrations are counted;
+// nothing else of it is called.
+type countingRegistrar struct {
+	oauth.Store
+	calls int
+}
+
+func (c *countingRegistrar) RegisterClientCapped(context.Context, string, []string, int) (store.Client, int64, error) {
+	c.calls++
+	return store.Client{}, 0, nil
 }
 
 // failingCatalog is an instructions.Store whose every call fails with err.
