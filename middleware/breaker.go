@@ -63,6 +63,20 @@ func (b *Breaker) Open() bool {
 	return b.open
 }
 
+// Cooling reports whether the breaker is open and its cooldown not yet
+// over. A call that must not count towards the breaker — a write, which
+// can fail for reasons reads do not share, such as a full disk — fails at
+// once while it is cooling, and otherwise goes to the dependency without
+// being recorded.
+func (b *Breaker) Cooling() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.open && b.now().Before(b.openUntil)
+}
+
 func (b *Breaker) admit() (trial, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -67,3 +67,26 @@ func TestBreaker(t *testing.T) {
 		t.Fatalf("nil breaker: %v", err)
 	}
 }
+
+// TestBreakerCooling: a closed breaker is not cooling; a failure makes it
+// cool for the cooldown and no longer after it, though it stays open
+// until a trial succeeds.
+func TestBreakerCooling(t *testing.T) {
+	now := time.Unix(1000, 0)
+	b := NewBreaker(time.Second, nil)
+	b.now = func() time.Time { return now }
+	if b.Cooling() {
+		t.Fatal("a closed breaker is cooling")
+	}
+	_ = b.Do(func() error { return errors.New("connection refused") }, nil)
+	if !b.Cooling() {
+		t.Fatal("not cooling after a failure")
+	}
+	now = now.Add(time.Second)
+	if b.Cooling() || !b.Open() {
+		t.Fatalf("after the cooldown: cooling %v, open %v; want not cooling, still open", b.Cooling(), b.Open())
+	}
+	if (*Breaker)(nil).Cooling() {
+		t.Fatal("a nil breaker is cooling")
+	}
+}

@@ -39,14 +39,22 @@ func (e *DependencyError) Is(target error) bool { return target == ErrUnavailabl
 const (
 	PartTokenStore  = "token store"
 	PartBudgetStore = "budget store"
+	// PartStore is the store as the tools read and write it.
+	PartStore = "store"
 )
+
+// UnavailableError is the refusal of a call whose dependency part failed:
+// code unavailable, naming it.
+func UnavailableError(part string) *toolerr.Error {
+	return toolerr.New(toolerr.Unavailable, "the %s is unavailable; retry later", part).With("dependency", part)
+}
 
 // RefuseUnavailable answers 503 unavailable naming the dependency that
 // failed, with Retry-After: 1 (a breaker re-tries the dependency within a
 // second). The cause is the logger's business, not the caller's.
 func RefuseUnavailable(w http.ResponseWriter, r *http.Request, part string) {
 	w.Header().Set("Retry-After", "1")
-	Refuse(w, r, toolerr.New(toolerr.Unavailable, "the %s is unavailable; retry later", part).With("dependency", part))
+	Refuse(w, r, UnavailableError(part))
 }
 
 // logUnavailable logs, once per answer, why a dependency failed, with the

@@ -81,8 +81,9 @@ func (g *Gateway) wireDocuments(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.documentsC = documentsToolset(documents.Options{Sources: st, Files: files, Cursors: cursors},
-		instructions.Options{Store: st, GitHub: files})
+	guard := storeGuard{breaker: g.breakers.store}
+	g.documentsC = documentsToolset(documents.Options{Sources: guardedSources{guard, st}, Files: files, Cursors: cursors},
+		instructions.Options{Store: guardedCatalog{guard, st}, GitHub: files})
 	g.documentsAuth = oauth.NewStoreAuthenticator(st, g.log, g.breakers.store)
 	return nil
 }

@@ -43,7 +43,7 @@ func (g *Gateway) wireOAuth() error {
 		Issuer:                       g.cfg.PublicURL,
 		Resource:                     g.cfg.PublicURL + "/mcp/documents",
 		Scopes:                       toolsetScopes(g.documentsC),
-		Store:                        g.store,
+		Store:                        guardedOAuthStore{Store: g.store, guard: storeGuard{breaker: g.breakers.store}},
 		IdentityProvider:             idp,
 		Log:                          g.log,
 		LoginTTL:                     g.cfg.OAuthLoginTTL,

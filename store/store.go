@@ -242,3 +242,17 @@ func Open(ctx context.Context, url, dataDir string) (Store, error) {
 		return nil, fmt.Errorf("%w: database URL: unsupported scheme %q (want postgres://, postgresql://, sqlite:// or file:)", ErrInvalid, scheme)
 	}
 }
+
+// Answered reports whether err is the store answering — a missing row, a
+// conflict, a refused input, a reused token, a revoked source, a changed
+// catalog — rather than the store failing (a lost connection, a full disk).
+// A failure is the gateway's fault and is answered unavailable; an answer
+// is the caller's result.
+func Answered(err error) bool {
+	for _, e := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrTokenReused, ErrRevoked, ErrCatalogChanged} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

@@ -62,7 +62,10 @@ func New(cfg Config) *Client {
 	if cfg.IOTimeout <= 0 {
 		cfg.IOTimeout = DefaultIOTimeout
 	}
-	var base http.RoundTripper = &wireTransport{next: newBaseTransport(cfg.IOTimeout, cfg.RootCAs)}
+	kept := newBaseTransport(cfg.IOTimeout, cfg.RootCAs)
+	fresh := kept.Clone()
+	fresh.DisableKeepAlives = true
+	var base http.RoundTripper = &wireTransport{next: kept, fresh: fresh}
 	if cfg.Tracing != nil {
 		base = newTracingTransport(base, cfg.Name, cfg.Tracing)
 	}

@@ -32,8 +32,8 @@ type Exchange struct {
 	// Header holds further request headers (an API version).
 	Header http.Header
 	// Payload, when not nil, is a JSON request body. It is sent at most
-	// once: GetBody is cleared so neither net/http nor anything else can
-	// replay it.
+	// once: net/http is given no way to replay it (sendOnce), and the wire
+	// sends it again only when not a byte of it was written (resend).
 	Payload []byte
 	// Credential is presented by the transport; zero sends none.
 	Credential Credential
@@ -137,7 +137,6 @@ func (c *Client) Exchange(ctx context.Context, x Exchange) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.GetBody = nil
 	req.Close = x.Close
 	for k, vs := range x.Header {
 		for _, v := range vs {

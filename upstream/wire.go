@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,7 +17,9 @@ import (
 // client (Forgejo's anonymous reads, diff evidence and grants; GitHub's
 // Contents, branch and token routes):
 //
-//   - each request goes out at most once (sendOnce);
+//   - each request goes out at most once (sendOnce), and is re-sent once,
+//     on a fresh connection, only when not a byte of it was written
+//     (resend);
 //   - an answer whose head carries more than one Content-Length field line
 //     is refused (KindFraming), even when the lines agree.
 //
@@ -32,6 +35,10 @@ import (
 // scanner frames every answer but 1xx, 204 and 304 by its head.
 type wireTransport struct {
 	next http.RoundTripper
+	// fresh, when set, is next without keep-alive: the one re-send of a
+	// request that found its kept-alive connection closed goes out on a
+	// connection of its own.
+	fresh http.RoundTripper
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -39,18 +46,49 @@ func (t *wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodHead {
 		return nil, &Error{Kind: KindRequest, Reason: "HEAD is never sent upstream"}
 	}
-	var got gotConn
+	// Kept only for the re-send below; net/http never sees it.
+	rewind := req.GetBody
+	resp, got, err := t.send(t.next, req)
+	if err != nil && t.fresh != nil && req.Context().Err() == nil && got.unwritten() {
+		retry := req.WithContext(req.Context())
+		if rewind != nil {
+			if retry.Body, err = rewind(); err != nil {
+				return nil, err
+			}
+		} else if req.Body != nil && req.Body != http.NoBody {
+			return nil, err // a body that cannot be rewound: no second attempt
+		}
+		resp, _, err = t.send(t.fresh, retry)
+	}
+	return resp, err
+}
+
+// send makes one attempt through rt and checks the answer's head.
+//
+// resend: a kept-alive connection the upstream closed while idle is
+// noticed by net/http's reader; a request that took the connection from
+// the pool an instant before then fails with nothing written, which net/http
+// would re-send itself if the body could be rewound — sendOnce forbids it,
+// so such a call used to fail (upstream_unavailable) although the upstream
+// never received a byte of it. The wire knows exactly what it wrote (the
+// connection counts every byte handed to the kernel; for TLS, every
+// plaintext byte of a complete record), so when an attempt on a reused
+// connection fails with that count unchanged, RoundTrip sends the request
+// once more on a fresh connection: the upstream still receives it at most
+// once. A request written even in part is never sent again.
+func (t *wireTransport) send(rt http.RoundTripper, req *http.Request) (*http.Response, *gotConn, error) {
+	got := &gotConn{}
 	out := req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{GotConn: got.set}))
 	sendOnce(out)
-	resp, err := t.next.RoundTrip(out)
+	resp, err := rt.RoundTrip(out)
 	if err != nil {
-		return nil, err
+		return nil, got, err
 	}
 	if reason := contentLengthProblem(resp, got.get()); reason != "" {
 		resp.Body.Close()
-		return nil, &Error{Kind: KindFraming, Status: resp.StatusCode, Reason: reason}
+		return nil, got, &Error{Kind: KindFraming, Status: resp.StatusCode, Reason: reason}
 	}
-	return resp, nil
+	return resp, got, nil
 }
 
 // contentLengthProblem says why resp, read from conn, is refused, or "".
@@ -83,16 +121,23 @@ func contentLengthProblem(resp *http.Response, conn net.Conn) string {
 	return ""
 }
 
-// gotConn keeps the connection a round trip was given. net/http's HTTP/2
-// client reports it from a goroutine of its own, hence the lock.
+// gotConn keeps the connection a round trip was given, whether it was
+// kept alive from an earlier one, and how many bytes had been written on
+// it then. net/http's HTTP/2 client reports it from a goroutine of its
+// own, hence the lock.
 type gotConn struct {
-	mu   sync.Mutex
-	conn net.Conn
+	mu      sync.Mutex
+	conn    net.Conn
+	reused  bool
+	written int64
 }
 
 func (g *gotConn) set(info httptrace.GotConnInfo) {
 	g.mu.Lock()
-	g.conn = info.Conn
+	g.conn, g.reused = info.Conn, info.Reused
+	if hc, ok := info.Conn.(*headCountingConn); ok {
+		g.written = hc.written.Load()
+	}
 	g.mu.Unlock()
 }
 
@@ -102,13 +147,31 @@ func (g *gotConn) get() net.Conn {
 	return g.conn
 }
 
+// unwritten reports whether the attempt was given a kept-alive HTTP/1.x
+// connection and wrote not a byte on it (an HTTP/1.x connection carries
+// one request at a time, so every byte written after GotConn is this
+// request's). An HTTP/2 connection is net/http's to judge.
+func (g *gotConn) unwritten() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	hc, ok := g.conn.(*headCountingConn)
+	return ok && g.reused && hc.written.Load() == g.written
+}
+
 // headCountingConn is an HTTP/1.x connection whose incoming bytes pass
 // through a headScanner. It wraps the plain TCP connection, or the TLS
 // connection (the scanner must see plaintext), never the TCP connection
 // under TLS.
 type headCountingConn struct {
 	net.Conn
-	scan *headScanner
+	scan    *headScanner
+	written atomic.Int64 // bytes the connection accepted for sending
+}
+
+func (c *headCountingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.written.Add(int64(n))
+	return n, err
 }
 
 func (c *headCountingConn) Read(p []byte) (int, error) {

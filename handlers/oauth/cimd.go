@@ -77,14 +77,14 @@ const (
 	lookupRefusedURL    = "refused_url"    // URL, host or port refused before any lookup
 	lookupStale         = "stale"          // an expired known-good document, served while no fetch may be made
 	// and lookupRateLimitedAddress, lookupRateLimitedHost,
-	// lookupRateLimitedTotal (cimd_limits.go)
+	// lookupRateLimitedTotal, lookupBudgetStoreDown (cimd_limits.go)
 )
 
 // ClientMetadataLookupResults are the results Observe can be told, for
 // metrics that show each from the start.
 var ClientMetadataLookupResults = []string{
 	lookupFetched, lookupFetchFailed, lookupCacheHit, lookupCachedFailure, lookupShared, lookupRefusedURL, lookupStale,
-	lookupRateLimitedAddress, lookupRateLimitedHost, lookupRateLimitedTotal,
+	lookupRateLimitedAddress, lookupRateLimitedHost, lookupRateLimitedTotal, lookupBudgetStoreDown,
 }
 
 // Client ID Metadata Document bounds (the cache's are in cimd_cache.go).

@@ -60,21 +60,25 @@ const (
 	lookupRateLimitedAddress = "rate_limited_address"
 	lookupRateLimitedHost    = "rate_limited_host"
 	lookupRateLimitedTotal   = "rate_limited_total"
+	// lookupBudgetStoreDown: a rate's counter failed (Redis unreachable);
+	// refused as the gateway's fault, nothing fetched.
+	lookupBudgetStoreDown = "budget_store_unavailable"
 )
 
 // fetchRates are the per-address, per-host and total fetch rates.
 type fetchRates struct {
-	perAddress, perHost, total *httprate.RateLimiter
+	perAddress, perHost, total *middleware.Limiter
 	hostLimit, totalLimit      int
 }
 
 // newFetchRates returns the rates, counted in newCounter's counters
 // ("client_metadata_address", "client_metadata_host",
 // "client_metadata_total") when it is set. A counter that fails (Redis
-// unreachable) refuses: fail closed.
+// unreachable) refuses — fail closed — but as the budget store's
+// unavailability (middleware.ErrUnavailable), never as a spent rate.
 func newFetchRates(perAddress, perHost, total int, newCounter func(limit string) httprate.LimitCounter, log *slog.Logger) *fetchRates {
-	limiter := func(name string, perMinute int) *httprate.RateLimiter {
-		return middleware.NewLimiter(name, perMinute, time.Minute, newCounter, func(err error) {
+	limiter := func(name string, perMinute int) *middleware.Limiter {
+		return middleware.NewSpendLimiter(name, perMinute, time.Minute, newCounter, func(err error) {
 			log.Warn("client metadata fetch rate counter failed; refusing", "limit", name, "error", err.Error())
 		})
 	}
@@ -89,7 +93,14 @@ func newFetchRates(perAddress, perHost, total int, newCounter func(limit string)
 // spendAddress takes one fetch from address's rate; it returns the
 // Observe result and the reason of a refusal, or "" and nil.
 func (r *fetchRates) spendAddress(ctx context.Context, address string) (string, error) {
-	if !spendOne(ctx, r.perAddress, address) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+	if err != nil {
+		return lookupRateLimitedAddress, err
+	}
+	switch limited, err := r.perAddress.Spend(droppedHeaders{}, req, address); {
+	case err != nil:
+		return lookupBudgetStoreDown, err
+	case limited:
 		return lookupRateLimitedAddress, fmt.Errorf("%w: by this client address (oauth.client_metadata_fetches_per_minute)", errMetadataRate)
 	}
 	return "", nil
@@ -99,10 +110,14 @@ func (r *fetchRates) spendAddress(ctx context.Context, address string) (string, 
 // left, without spending; it returns the Observe result and the reason
 // when not. A counter that fails has no room.
 func (r *fetchRates) roomFor(host string) (string, error) {
-	if !hasRoom(r.perHost, host, r.hostLimit) {
+	if room, err := hasRoom(r.perHost, host, r.hostLimit); err != nil {
+		return lookupBudgetStoreDown, err
+	} else if !room {
 		return lookupRateLimitedHost, fmt.Errorf("%w: from this host (oauth.client_metadata_host_fetches_per_minute)", errMetadataRate)
 	}
-	if !hasRoom(r.total, "all", r.totalLimit) {
+	if room, err := hasRoom(r.total, "all", r.totalLimit); err != nil {
+		return lookupBudgetStoreDown, err
+	} else if !room {
 		return lookupRateLimitedTotal, fmt.Errorf("%w: by all client addresses (oauth.client_metadata_total_fetches_per_minute)", errMetadataRate)
 	}
 	return "", nil
@@ -116,16 +131,20 @@ func (r *fetchRates) spendShared(ctx context.Context, host string) {
 	spendOne(ctx, r.total, "all")
 }
 
-// hasRoom reports whether lim's count for key is below limit.
-func hasRoom(lim *httprate.RateLimiter, key string, limit int) bool {
+// hasRoom reports whether lim's count for key is below limit; a counter
+// that fails is the budget store's unavailability.
+func hasRoom(lim *middleware.Limiter, key string, limit int) (bool, error) {
 	_, rate, err := lim.Status(key)
-	return err == nil && int(math.Round(rate))+1 <= limit
+	if err != nil {
+		return false, middleware.Unavailable(middleware.PartBudgetStore, err)
+	}
+	return int(math.Round(rate))+1 <= limit, nil
 }
 
 // spendOne takes one from lim's count for key, as OnLimit does for a
 // request; false when none is left or the counter failed. A fetch has no
 // answer of its own, so the rate headers OnLimit writes are dropped.
-func spendOne(ctx context.Context, lim *httprate.RateLimiter, key string) bool {
+func spendOne(ctx context.Context, lim *middleware.Limiter, key string) bool {
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
 	if err != nil {
 		return false

@@ -49,6 +49,8 @@ func (s *Server) checkMetadataClient(ctx context.Context, clientID string) error
 	}
 	if _, err := s.cimd.get(ctx, clientID); errors.Is(err, errMetadataRate) {
 		return &oauthError{code: codeTemporarilyUnavailable, description: metadataRateText, status: http.StatusTooManyRequests, retryAfter: metadataRetryAfter}
+	} else if part := unavailablePart(err); part != "" {
+		return &oauthError{code: codeTemporarilyUnavailable, description: "The gateway's " + part + " is unavailable; try again in a moment.", status: http.StatusServiceUnavailable, retryAfter: "1"}
 	} else if err != nil {
 		return refuse(codeInvalidClient, invalidClientText+" "+metadataRefusedText)
 	}
@@ -71,8 +73,22 @@ func writeMetadataRefusal(w http.ResponseWriter, err error) bool {
 	case errors.Is(mr, errMetadataRate):
 		w.Header().Set("Retry-After", metadataRetryAfter)
 		writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", metadataRateText)
+	case unavailablePart(mr) != "":
+		// The cause was logged where the counter failed.
+		w.Header().Set("Retry-After", "1")
+		writeUnavailable(w, nil, unavailablePart(mr))
 	default:
 		writeError(w, http.StatusUnauthorized, "invalid_client", metadataRefusedText)
 	}
 	return true
+}
+
+// unavailablePart names the dependency whose failure err is (a rate's
+// counter: the budget store), or "".
+func unavailablePart(err error) string {
+	var de *middleware.DependencyError
+	if errors.As(err, &de) {
+		return de.Part
+	}
+	return ""
 }

@@ -1,11 +1,10 @@
 package oauth
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/go-chi/httprate"
 
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
@@ -85,12 +84,12 @@ func (s *Server) refused(endpoint limitEndpoint, reason refusalReason) {
 // through to an endpoint and answers the rest with refuse, after setting
 // Retry-After. The address spends first, so a caller past its own rate
 // does not use up everyone's. A counter that fails (Redis unreachable)
-// refuses too: fail closed.
-func (s *Server) limited(endpoint limitEndpoint, perMinute, totalPerMinute int, refuse http.HandlerFunc) func(http.Handler) http.Handler {
-	newLimiter := func(name string, n int) *httprate.RateLimiter {
-		return middleware.NewLimiter(name, n, time.Minute, s.cfg.NewCounter, func(err error) {
-			s.cfg.Log.Warn("OAuth rate limit counter failed; refusing", "endpoint", string(endpoint), "limit", name, "error", err.Error())
-		})
+// refuses too — fail closed — but as the gateway's fault: outage is told
+// the part that failed, after Retry-After is set, and the cause is logged
+// once with the request id; no caller is told it asked too often.
+func (s *Server) limited(endpoint limitEndpoint, perMinute, totalPerMinute int, refuse http.HandlerFunc, outage func(w http.ResponseWriter, r *http.Request, part string)) func(http.Handler) http.Handler {
+	newLimiter := func(name string, n int) *middleware.Limiter {
+		return middleware.NewSpendLimiter(name, n, time.Minute, s.cfg.NewCounter, nil)
 	}
 	perAddress := newLimiter(string(endpoint), perMinute)
 	total := newLimiter(string(endpoint)+"_total", totalPerMinute)
@@ -98,15 +97,18 @@ func (s *Server) limited(endpoint limitEndpoint, perMinute, totalPerMinute int, 
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// The one client key of every per-address bound: an IPv6
 			// caller by its prefix (http.client_ipv6_prefix).
-			reason := refusalReason("")
-			switch {
-			case perAddress.OnLimit(w, r, string(endpoint)+":"+middleware.RequestClientKey(r)):
-				reason = reasonRateLimited
-			case total.OnLimit(w, r, string(endpoint)+":all"):
+			reason := reasonRateLimited
+			limited, err := perAddress.Spend(w, r, string(endpoint)+":"+middleware.RequestClientKey(r))
+			if !limited {
 				reason = reasonRateLimitedTotal
+				limited, err = total.Spend(w, r, string(endpoint)+":all")
 			}
-			if reason == "" {
+			if !limited {
 				next.ServeHTTP(w, r)
+				return
+			}
+			if err != nil {
+				s.unavailable(w, r, err, func(part string) { outage(w, r, part) })
 				return
 			}
 			if w.Header().Get("Retry-After") == "" {
@@ -116,4 +118,21 @@ func (s *Server) limited(endpoint limitEndpoint, perMinute, totalPerMinute int, 
 			refuse(w, r)
 		})
 	}
+}
+
+// unavailable logs err, a failure of one of the gateway's own
+// dependencies, once with the request id, sets Retry-After: 1 (the
+// dependencies' breakers try again within a second) and has answer
+// render the refusal naming the part that failed ("budget store", or
+// "store" for any other error).
+func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, err error, answer func(part string)) {
+	part := "store"
+	var de *middleware.DependencyError
+	if errors.As(err, &de) {
+		part = de.Part
+	}
+	s.cfg.Log.Error("the "+part+" is unavailable; answered unavailable",
+		"request_id", middleware.RecordFromContext(r.Context()).RequestID(), "path", r.URL.Path, "error", err.Error())
+	w.Header().Set("Retry-After", "1")
+	answer(part)
 }

@@ -112,7 +112,7 @@ func TestPerAddressLimitsKeyByPrefix(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(Config{Issuer: "https://gw.example"})
-			limit := s.limited(limitRegister, 1, 1000, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
+			limit := s.limited(limitRegister, 1, 1000, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) }, writeUnavailable)
 			h := middleware.RequestID(middleware.ClientIP(trusted, tc.prefix)(limit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))))
 			send := func(xff string) int { return registerThrough(h, xff).Code }
 			if code := send(tc.first); code != http.StatusOK {
@@ -145,7 +145,7 @@ func TestTotalLimitHoldsAcrossAddresses(t *testing.T) {
 	trusted := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	var reasons []string
 	s := New(Config{Issuer: "https://gw.example", Refused: func(endpoint, reason string) { reasons = append(reasons, endpoint+"/"+reason) }})
-	limit := s.limited(limitRegister, 2, 5, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
+	limit := s.limited(limitRegister, 2, 5, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTooManyRequests) }, writeUnavailable)
 	h := middleware.RequestID(middleware.ClientIP(trusted, 0)(limit(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))))
 	send := func(xff string) int {
 		w := registerThrough(h, xff)

@@ -72,8 +72,8 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.cfg.Log.Warn("registering a client failed", "error", err.Error())
-		writeError(w, http.StatusInternalServerError, "server_error", "the client could not be registered")
+		// The store failed, not the caller: 503 naming it, cause logged.
+		s.unavailable(w, r, err, func(part string) { writeUnavailable(w, r, part) })
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{

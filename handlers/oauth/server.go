@@ -191,10 +191,13 @@ func (s *Server) Routes() http.Handler {
 	}
 	registerLimit := s.limited(limitRegister, s.cfg.RegistrationsPerMinute, s.cfg.TotalRegistrationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many client registrations from this address or in all; try again in a minute")
-	})
+	}, writeUnavailable)
 	authorizeLimit := s.limited(limitAuthorize, s.cfg.AuthorizationsPerMinute, s.cfg.TotalAuthorizationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
 		s.errorPage(w, http.StatusTooManyRequests, "Too many sign-in attempts",
 			"Too many authorization requests came from this address, or to this gateway in all. Try again in a minute.")
+	}, func(w http.ResponseWriter, _ *http.Request, part string) {
+		s.errorPage(w, http.StatusServiceUnavailable, "Sign-in is unavailable",
+			"The gateway's "+part+" is unavailable, so it cannot take a sign-in now. Try again in a moment.")
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(CORS)
@@ -327,4 +330,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError writes an OAuth JSON error (RFC 6749 §5.2 shape).
 func writeError(w http.ResponseWriter, status int, code, description string) {
 	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
+}
+
+// writeUnavailable is the JSON answer of an endpoint whose dependency part
+// failed: 503 temporarily_unavailable naming it (RFC 6749 §4.1.2.1's code
+// for a server that cannot serve for now), never a refusal that blames
+// the caller.
+func writeUnavailable(w http.ResponseWriter, _ *http.Request, part string) {
+	writeError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the "+part+" is unavailable; retry later")
 }

@@ -8,6 +8,7 @@ package toolset
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 
@@ -159,7 +160,7 @@ func (c *Toolset) handler(t Tool, log *slog.Logger) mcp.ToolHandler {
 		}
 		out, err := t.Handle(ctx, req.Params.Arguments)
 		if err != nil {
-			return refuse(toolerr.As(err))
+			return refuse(dependencyFault(toolerr.As(err)))
 		}
 		text, err := resultText(out)
 		if err != nil {
@@ -175,6 +176,23 @@ func (c *Toolset) handler(t Tool, log *slog.Logger) mcp.ToolHandler {
 		rec.SetOutcome("ok")
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 	}
+}
+
+// dependencyFault answers an internal error whose cause is one of the
+// gateway's dependencies failing (middleware.ErrUnavailable: the store
+// behind its breaker) as that dependency's unavailability, naming it,
+// whatever the tool wrapped it in: the caller did nothing wrong and may
+// try again. The cause stays for the log.
+func dependencyFault(te *toolerr.Error) *toolerr.Error {
+	var de *middleware.DependencyError
+	if te.Code != toolerr.Internal || !errors.As(te, &de) {
+		return te
+	}
+	// A tool result carries no Retry-After header: the breaker's second
+	// is said in the body, as middleware.Refuse repeats the header.
+	u := middleware.UnavailableError(de.Part).With("retry_after_seconds", 1)
+	u.Err = te.Err
+	return u
 }
 
 // logGatewayFault logs the cause of a tool failure that is the gateway's

@@ -90,6 +90,12 @@ func TestHandlerResults(t *testing.T) {
 	preEncoded := Tool{Name: "pre_encoded", Handle: func(context.Context, json.RawMessage) (any, error) {
 		return json.RawMessage(`{"data":"<\u003e","n":1 }`), nil
 	}}
+	// A store failing under a tool, wrapped as the tool's internal error,
+	// is the store's unavailability, named, and its cause stays hidden.
+	storeDown := Tool{Name: "store_down", Handle: func(context.Context, json.RawMessage) (any, error) {
+		return nil, toolerr.Wrap(middleware.Unavailable(middleware.PartStore, errors.New("dial tcp 10.0.0.1: SECRET-INTERNAL-DETAIL")),
+			toolerr.Internal, "the allowlist could not be read")
+	}}
 	cases := []struct {
 		name     string
 		tool     Tool
@@ -106,6 +112,7 @@ func TestHandlerResults(t *testing.T) {
 		{"unknown member never reaches the tool", tools[0], `{"text":"a","x":1}`, true, "", "invalid_arguments", 0},
 		{"untyped error is internal and hidden", plainErr, `{}`, true, `{"error":{"code":"internal_error","message":"internal error"}}`, "internal_error", 0},
 		{"unencodable result", unencodable, `{}`, true, "", "internal_error", 0},
+		{"a failing store is unavailable, named", storeDown, `{}`, true, `{"error":{"code":"unavailable","dependency":"store","message":"the store is unavailable; retry later","retry_after_seconds":1}}`, "unavailable", 0},
 		{"pre-encoded result taken as it is", preEncoded, `{}`, false, `{"data":"<\u003e","n":1 }`, "ok", 0},
 	}
 	for _, tc := range cases {
@@ -139,7 +146,7 @@ func TestHandlerResults(t *testing.T) {
 			if rec.Outcome() != tc.outcome {
 				t.Fatalf("outcome = %q, want %q", rec.Outcome(), tc.outcome)
 			}
-			if ran := calls[tc.tool.Name] - before; tc.tool.Name != "plain_error" && tc.tool.Name != "unencodable" && tc.tool.Name != "pre_encoded" && ran != tc.ranTimes {
+			if ran := calls[tc.tool.Name] - before; tc.tool.Name != "plain_error" && tc.tool.Name != "unencodable" && tc.tool.Name != "pre_encoded" && tc.tool.Name != "store_down" && ran != tc.ranTimes {
 				t.Fatalf("tool ran %d times, want %d", ran, tc.ranTimes)
 			}
 		})

@@ -55,14 +55,8 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 		return nil, err
 	}
 	s.dataDir, s.logPath, s.bin = filepath.Join(s.tmp, "data"), filepath.Join(s.tmp, "gateway.log"), filepath.Join(s.tmp, "agent-gateway")
-	// Built without the race detector: the figures are the production
-	// build's.
-	build := exec.Command("go", "build", "-o", s.bin, ".")
-	if build.Dir, err = gatewaytest.ModuleRoot(); err != nil {
+	if err := gatewaytest.BuildRelease(s.bin); err != nil {
 		return nil, err
-	}
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	if s.forgejo, err = forgejoemu.Start(forgejoemu.Options{Dir: filepath.Join(s.tmp, "forgejo")}); err != nil {
 		return nil, err

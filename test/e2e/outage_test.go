@@ -192,9 +192,10 @@ func fileSizeLimited(t *testing.T, kib int) string {
 
 // TestFullDiskNamedAndLogged: with the SQLite data directory's files held
 // at a size limit (a full disk, as far as the gateway can tell), a
-// workflow_dispatch that cannot store its workflow answers internal_error
-// and its cause is logged once with the request id; /readyz, which now
-// writes, turns 503 instead of staying green on a disk that cannot write.
+// workflow_dispatch that cannot store its workflow answers unavailable
+// naming the store (the gateway's fault, not internal_error) and its cause
+// is logged once with the request id; /readyz, which now writes, turns 503
+// instead of staying green on a disk that cannot write.
 func TestFullDiskNamedAndLogged(t *testing.T) {
 	s := newCatalogStackWith(t, storetest.SQLiteURL(t), true, stackOptions{binary: fileSizeLimited(t, 64), env: map[string]string{
 		"AGENT_GATEWAY_CATALOG_DISPATCHES_PER_HOUR": "1000",
@@ -204,7 +205,7 @@ func TestFullDiskNamedAndLogged(t *testing.T) {
 	for i := range 50 {
 		out, isErr := callTool(t, cs, "workflow_dispatch", map[string]any{"profile_id": s.profile})
 		if isErr {
-			if code := out["error"].(map[string]any)["code"]; code != "internal_error" {
+			if e := out["error"].(map[string]any); e["code"] != "unavailable" || e["dependency"] != "store" {
 				t.Fatalf("dispatch %d on a full disk: %v", i, out)
 			}
 			failedAt = i
@@ -244,3 +245,67 @@ func TestFullDiskNamedAndLogged(t *testing.T) {
 
 // writeProbeInterval is the server's bound on /readyz store writes.
 const writeProbeInterval = 5 * time.Second
+
+// TestOAuthOutageAnsweredUnavailable: with Redis cut, /oauth/register and
+// /oauth/authorize are answered 503 naming the budget store, with
+// Retry-After — never "too many registrations" or "too many sign-in
+// attempts", which blame the caller; with PostgreSQL cut, a registration
+// is answered 503 temporarily_unavailable naming the store, not 500. Both
+// register again within 2 s of the dependency's return.
+func TestOAuthOutageAnsweredUnavailable(t *testing.T) {
+	requireRedis(t)
+	dbURL, err := url.Parse(storetest.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := cutProxy(t, dbURL.Host)
+	redis := cutProxy(t, "127.0.0.1:6379")
+	dbURL.Host = pg.Addr()
+	o := startOAuthGateway(t, dbURL.String(), map[string]string{"AGENT_GATEWAY_RATELIMIT_REDIS_URL": "redis://" + redis.Addr() + "/0"})
+	register := func() outageAnswer {
+		resp, err := http.Post(o.gw.URL+"/oauth/register", "application/json", strings.NewReader(`{"redirect_uris":["http://127.0.0.1:9/cb"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e struct {
+			Error            string
+			ErrorDescription string `json:"error_description"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		a := outageAnswer{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), code: e.Error, reason: e.ErrorDescription}
+		if a.status == http.StatusCreated {
+			a.status = http.StatusOK // served
+		}
+		return a
+	}
+	for _, c := range []struct {
+		proxy *tcpcut.Proxy
+		part  string
+	}{{redis, "budget store"}, {pg, "store"}} {
+		if a := register(); a.status != http.StatusOK {
+			t.Fatalf("before the %s outage: %+v", c.part, a)
+		}
+		c.proxy.Set(tcpcut.Refuse)
+		for i := range 5 {
+			a := register()
+			if a.status != http.StatusServiceUnavailable || a.code != "temporarily_unavailable" || a.retryAfter == "" ||
+				!strings.Contains(a.reason, "the "+c.part+" is unavailable") || strings.Contains(a.reason, "too many") {
+				t.Fatalf("registration %d with the %s cut: %+v", i, c.part, a)
+			}
+		}
+		if c.part == "budget store" {
+			resp, body := authorizeResponse(t, http.MethodGet, o.gw.URL, url.Values{"response_type": {"code"}}, nil)
+			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+				!strings.Contains(body, "budget store is unavailable") || strings.Contains(body, "Too many") {
+				t.Fatalf("authorize with Redis cut: %d %s", resp.StatusCode, body)
+			}
+		}
+		c.proxy.Set(tcpcut.Up)
+		if a, took := waitServed(t, 2*time.Second, register); a.status != http.StatusOK {
+			t.Fatalf("after the %s outage: %+v", c.part, a)
+		} else {
+			t.Logf("registering again %s after the %s came back", took, c.part)
+		}
+	}
+}

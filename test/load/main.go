@@ -208,16 +208,7 @@ func contains(list []string, s string) bool {
 // for the production build).
 func buildGateway(tmp string) (string, error) {
 	bin := filepath.Join(tmp, "agent-gateway")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	root, err := gatewaytest.ModuleRoot()
-	if err != nil {
-		return "", err
-	}
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
+	return bin, gatewaytest.BuildRelease(bin)
 }
 
 // gatewayBaseEnv is the gateway's environment (and the admin commands'):

@@ -120,7 +120,7 @@ var outcomes = []outcome{
 	{BodyTooLarge, http.StatusRequestEntityTooLarge, -32013, "a request body over 1 MiB, or over the client IP's body budget"},
 	{RateLimited, http.StatusTooManyRequests, -32029, "a caller's or client IP's budget is spent (`budget` or `bound` names it); `Retry-After` says when to retry, and the error repeats it as `retry_after_seconds`"},
 	{Overloaded, http.StatusServiceUnavailable, -32053, "a gateway-wide bound is reached (`bound` names it); `Retry-After: 1`, repeated as `retry_after_seconds`"},
-	{Unavailable, http.StatusServiceUnavailable, -32054, "a dependency of the gateway failed (`dependency` names it: `token store`, `budget store`); the message says which, the cause is only logged; `Retry-After: 1`, repeated as `retry_after_seconds`; no allowance of the caller is spent"},
+	{Unavailable, http.StatusServiceUnavailable, -32054, "a dependency of the gateway failed (`dependency` names it: `token store`, `budget store`, or `store` when a document or catalog tool's own read or write failed — a lost database, a full disk — which is a tool result with `isError`); the message says which, the cause is only logged; `Retry-After: 1`, repeated as `retry_after_seconds`; no allowance of the caller is spent"},
 	{Internal, http.StatusInternalServerError, -32603, "an unexpected failure inside the gateway (a store error, a result it could not encode, a recovered panic); the message is generic and the cause only logged"},
 	{AuditUnavailable, 0, 0, "`audit.mode` is `required` and the call's audit record could not be queued (docs/audit.md); nothing of the result was answered; retry later"},
 	{UpstreamUnconfigured, 0, 0, "the gateway has no `forgejo.origin`"},
