@@ -151,16 +151,20 @@ func TestResetGuardPerAddress(t *testing.T) {
 	proxy := netip.MustParsePrefix("192.0.2.100/32")
 	h := ClientIP([]netip.Prefix{proxy}, 0)(guard)
 
-	type conn struct{ client, server net.Conn }
+	// conn is one connection: a pipe and its ledger.
+	type conn struct {
+		client, server net.Conn
+		ctx            context.Context
+	}
 	open := func(t *testing.T) conn {
 		c, s := net.Pipe()
 		t.Cleanup(func() { c.Close() })
-		return conn{c, s}
+		return conn{c, s, WithStreamLedger(context.Background(), s)}
 	}
 	// stream serves one HTTP/2 stream from peer on c, reset or not,
 	// optionally forwarded for xff, and returns the answer.
 	stream := func(c conn, peer, xff string, reset bool) *httptest.ResponseRecorder {
-		ctx, cancel := context.WithCancel(WithRecord(WithStreamLedger(context.Background(), c.server), &Record{}))
+		ctx, cancel := context.WithCancel(WithRecord(c.ctx, &Record{}))
 		if reset {
 			cancel()
 		}
@@ -213,6 +217,16 @@ func TestResetGuardPerAddress(t *testing.T) {
 	honest := open(t)
 	if stream(honest, "203.0.113.9", "", false); served != before+1 || isClosed(honest) {
 		t.Fatal("another address was not served")
+	}
+
+	// Streams that end after the gateway closed their connection (those in
+	// flight when it closed) are not the client's resets.
+	closedOwn := open(t)
+	for range perConn + 1 + 50 {
+		stream(closedOwn, "198.51.100.9", "", true)
+	}
+	if _, cut := addrs.CutOff("198.51.100.9"); cut || !isClosed(closedOwn) || cuts != 1 {
+		t.Fatalf("streams ended by the gateway's close were counted against the address (cut off %v)", cut)
 	}
 
 	// Through the trusted proxy (three of its connections, each within its

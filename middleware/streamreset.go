@@ -103,13 +103,16 @@ func ResetGuard(o ResetGuardOptions) func(http.Handler) http.Handler {
 			if reset && o.Reset != nil {
 				o.Reset()
 			}
-			if closeNow, resets, completed := l.count(reset, allowance); closeNow {
+			closeNow, closedBefore, resets, completed := l.count(reset, allowance)
+			if closeNow {
 				if o.Closed != nil {
 					o.Closed(r, resets, completed)
 				}
 				_ = l.conn.Close()
 			}
-			if o.Addresses == nil {
+			// Streams ended by the gateway's own close of the connection
+			// are not the client's resets.
+			if o.Addresses == nil || closedBefore {
 				return
 			}
 			if cut, n := o.Addresses.Stream(key, reset); cut {
@@ -117,7 +120,7 @@ func ResetGuard(o ResetGuardOptions) func(http.Handler) http.Handler {
 					o.CutOff(r, n)
 				}
 				if ownConnection(r) {
-					_ = l.conn.Close()
+					l.close()
 				}
 			}
 		})
@@ -125,10 +128,12 @@ func ResetGuard(o ResetGuardOptions) func(http.Handler) http.Handler {
 }
 
 // count counts one ended stream on l and reports whether the connection is
-// to be closed now (once), with its counts.
-func (l *streamLedger) count(reset bool, allowance int) (closeNow bool, resets, completed int) {
+// to be closed now (once), whether the gateway had closed it before, and
+// its counts.
+func (l *streamLedger) count(reset bool, allowance int) (closeNow, closedBefore bool, resets, completed int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	closedBefore = l.closed
 	if reset {
 		l.resets++
 	} else {
@@ -138,7 +143,15 @@ func (l *streamLedger) count(reset bool, allowance int) (closeNow bool, resets, 
 	if closeNow {
 		l.closed = true
 	}
-	return closeNow, l.resets, l.completed
+	return closeNow, closedBefore, l.resets, l.completed
+}
+
+// close closes l's connection for a cut-off address.
+func (l *streamLedger) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	_ = l.conn.Close()
 }
 
 // cutOff is CutOff on a nil count too (none kept: nothing is cut off).
@@ -157,7 +170,7 @@ func refuseCutOff(w http.ResponseWriter, r *http.Request, l *streamLedger, left 
 		refused("resets_per_ip")
 	}
 	if ownConnection(r) {
-		_ = l.conn.Close()
+		l.close()
 		return
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(left.Seconds()))))
