@@ -213,6 +213,7 @@ func (r *multiReport) lines(baseline *legitStats, s *stack, noLatencyBound bool)
 	}
 	out := verdict + "\n" +
 		fmt.Sprintf("  p99 by call: %s (baseline: %s)\n", r.legit.slowest(), baseline.slowest()) +
+		fmt.Sprintf("  attacked: %s\n  baseline: %s\n", r.legit.cost, baseline.cost) +
 		fmt.Sprintf("  stalled 1 MiB bodies (%d waves): %s; stalled 100-byte requests (%d waves): %s\n", r.bodyWaves.Load(), r.slow(r.bodies), r.requestWaves.Load(), r.slow(r.requests)) +
 		fmt.Sprintf("  /oauth/register flood: %s; store growth %d rows (%s); oauth_clients +%d, %s\n", r.register.String(), r.rowsAdded, r.byTable, r.clientsAdded, within) +
 		fmt.Sprintf("  stalled requests evicted so far (agent_gateway_stalled_requests_evicted_total): %s", r.evicted)
