@@ -190,6 +190,12 @@ func (s *stack) evictions() string {
 		if rest, ok := strings.CutPrefix(l, "agent_gateway_stalled_requests_evicted_total{bound=\""); ok {
 			parts = append(parts, strings.Replace(rest, "\"} ", " ", 1))
 		}
+		if rest, ok := strings.CutPrefix(l, "agent_gateway_idle_connections_closed_total "); ok {
+			parts = append(parts, "idle connections closed at max_connections "+rest)
+		}
+		if rest, ok := strings.CutPrefix(l, "agent_gateway_load_refusals_total{bound=\"connections\"} "); ok {
+			parts = append(parts, "connections refused at max_connections "+rest)
+		}
 	}
 	return strings.Join(parts, ", ")
 }
