@@ -185,19 +185,19 @@ func (s *stack) evictions() string {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	var parts []string
+	var parts, conns []string
 	for _, l := range strings.Split(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(l, "agent_gateway_stalled_requests_evicted_total{bound=\""); ok {
 			parts = append(parts, strings.Replace(rest, "\"} ", " ", 1))
 		}
 		if rest, ok := strings.CutPrefix(l, "agent_gateway_idle_connections_closed_total "); ok {
-			parts = append(parts, "idle connections closed at max_connections "+rest)
+			conns = append(conns, "idle connections closed at max_connections "+rest)
 		}
 		if rest, ok := strings.CutPrefix(l, "agent_gateway_load_refusals_total{bound=\"connections\"} "); ok {
-			parts = append(parts, "connections refused at max_connections "+rest)
+			conns = append(conns, "connections refused at max_connections "+rest)
 		}
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(append(parts, conns...), ", ")
 }
 
 // lines reports the scenario: its verdict, what the attackers got and
