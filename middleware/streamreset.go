@@ -104,24 +104,23 @@ func ResetGuard(o ResetGuardOptions) func(http.Handler) http.Handler {
 				o.Reset()
 			}
 			closeNow, closedBefore, resets, completed := l.count(reset, allowance)
+			// Streams ended by the gateway's own close of the connection
+			// are not the client's resets. The address is counted before
+			// the connection is closed, so a client that reconnects at
+			// once finds its address already cut off.
+			if o.Addresses != nil && !closedBefore {
+				if cut, n := o.Addresses.Stream(key, reset); cut {
+					if o.CutOff != nil {
+						o.CutOff(r, n)
+					}
+					closeNow = closeNow || ownConnection(r)
+				}
+			}
 			if closeNow {
-				if o.Closed != nil {
+				if o.Closed != nil && resets > completed+allowance {
 					o.Closed(r, resets, completed)
 				}
-				_ = l.conn.Close()
-			}
-			// Streams ended by the gateway's own close of the connection
-			// are not the client's resets.
-			if o.Addresses == nil || closedBefore {
-				return
-			}
-			if cut, n := o.Addresses.Stream(key, reset); cut {
-				if o.CutOff != nil {
-					o.CutOff(r, n)
-				}
-				if ownConnection(r) {
-					l.close()
-				}
+				l.close()
 			}
 		})
 	}
