@@ -43,9 +43,12 @@ func verifiedReserve(maxInFlight int) int { return maxInFlight / 8 }
 // body bytes here, open connections on the listener (connLimiter). Each is a
 // gauge, and every refusal a count by bound, in /metrics.
 type loadBounds struct {
-	inFlight   *middleware.InFlight
-	bodies     *middleware.BodyBudget
-	stalls     *middleware.Stalls
+	inFlight *middleware.InFlight
+	bodies   *middleware.BodyBudget
+	stalls   *middleware.Stalls
+	// resets counts HTTP/2 resets per client key (resetGuard) and cuts
+	// off the keys the listener then refuses.
+	resets     *middleware.AddressResets
 	refusals   *prometheus.CounterVec
 	evictions  *prometheus.CounterVec
 	idleClosed prometheus.Counter
@@ -80,7 +83,7 @@ func newLoadBounds(cfg Config, reg prometheus.Registerer) *loadBounds {
 	b := &loadBounds{
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_gateway_load_refusals_total",
-			Help: "Requests and connections refused because a load bound was reached, by bound (connections, connections_per_ip, in_flight, in_flight_per_ip, body_budget, body_budget_per_ip).",
+			Help: "Requests and connections refused because a load bound was reached, by bound (connections, connections_per_ip, resets_per_ip, in_flight, in_flight_per_ip, body_budget, body_budget_per_ip).",
 		}, []string{"bound"}),
 		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_gateway_stalled_requests_evicted_total",
@@ -93,13 +96,14 @@ func newLoadBounds(cfg Config, reg prometheus.Registerer) *loadBounds {
 	}
 	// Every bound's series exists from the start (at 0), so a rate over it
 	// and the alert on it work before the first refusal.
-	for _, bound := range []string{"connections", "connections_per_ip", "in_flight", "in_flight_per_ip", "body_budget", "body_budget_per_ip"} {
+	for _, bound := range []string{"connections", "connections_per_ip", "resets_per_ip", "in_flight", "in_flight_per_ip", "body_budget", "body_budget_per_ip"} {
 		b.refusals.WithLabelValues(bound)
 	}
 	for _, bound := range []string{"in_flight", "body_budget"} {
 		b.evictions.WithLabelValues(bound)
 	}
 	refused := func(bound string) { b.refusals.WithLabelValues(bound).Inc() }
+	b.resets = middleware.NewAddressResets()
 	b.stalls = middleware.NewStalls(func(bound string) { b.evictions.WithLabelValues(bound).Inc() })
 	b.inFlight = middleware.NewInFlight(middleware.InFlightOptions{
 		Max: cfg.MaxInFlight, MaxPerIP: cfg.MaxInFlightPerIP, Reserve: verifiedReserve(cfg.MaxInFlight),
@@ -138,6 +142,7 @@ func isProbe(r *http.Request) bool {
 func (g *Gateway) limitConnections(s *Server, plain bool) {
 	l := newConnLimiter(s.listener, g.cfg, plain,
 		func(bound string) { g.bounds.refusals.WithLabelValues(bound).Inc() }, g.bounds.idleClosed.Inc)
+	l.cutOff = func(key string) bool { _, cut := g.bounds.resets.CutOff(key); return cut }
 	s.listener = l
 	s.api.ConnState = l.ConnState
 	g.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

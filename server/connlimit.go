@@ -25,6 +25,11 @@ import (
 // address's bound, its new connection is refused. A refused connection is
 // answered 503 with Retry-After on plain HTTP, and closed.
 //
+// A client address cut off for resetting far more HTTP/2 streams than it
+// completed (middleware.AddressResets) has its new connections refused
+// until the cut-off ends: refused here, before a TLS handshake, they cost
+// the gateway least.
+//
 // A trusted proxy's address is exempt from the per-address bound: it
 // carries many clients, whose own bounds are the per-IP bounds on requests
 // in flight and body bytes, which see the forwarded address. Its
@@ -38,6 +43,8 @@ type connLimiter struct {
 	plain         bool // answer refusals with an HTTP 503 (not on TLS)
 	refused       func(bound string)
 	idleClosed    func()
+	// cutOff, if set, reports a client key cut off for its resets.
+	cutOff func(key string) bool
 
 	mu    sync.Mutex
 	open  map[*limitedConn]struct{}
@@ -114,6 +121,9 @@ func (l *connLimiter) admit(c net.Conn, ip netip.Addr) (*limitedConn, *limitedCo
 	defer l.mu.Unlock()
 	key := middleware.ClientKey(ip, l.ipv6Prefix)
 	exempt := l.exempt(ip)
+	if !exempt && l.cutOff != nil && l.cutOff(key) {
+		return nil, nil, "resets_per_ip"
+	}
 	if !exempt && (l.perIP[key] >= l.maxPerIP || l.overShare(key)) {
 		return nil, nil, "connections_per_ip"
 	}

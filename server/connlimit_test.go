@@ -256,3 +256,37 @@ func TestConnLimiterFairShare(t *testing.T) {
 		t.Fatalf("refused %v", refused)
 	}
 }
+
+// TestConnLimiterCutOff: a new connection from a client key cut off for
+// its HTTP/2 resets is refused at accept (bound resets_per_ip), one from
+// another address is accepted, and a trusted proxy's is accepted even
+// while its key is cut off (it carries other clients).
+func TestConnLimiterCutOff(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := make(chan string, 4)
+	cfg := Config{MaxConnections: 8, MaxConnectionsPerIP: 8, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.9/32")}}
+	l := newConnLimiter(ln, cfg, true, func(b string) { refused <- b }, nil)
+	l.cutOff = func(key string) bool { return key == "127.0.0.2" || key == "127.0.0.9" }
+	defer l.Close()
+	accepted := acceptAll(l)
+	addr := ln.Addr().String()
+	if c := dialFrom(t, "127.0.0.2", addr); !answered(t, c) {
+		t.Fatal("a cut-off address's connection was not refused")
+	}
+	if b := <-refused; b != "resets_per_ip" {
+		t.Fatalf("refused by %q, want resets_per_ip", b)
+	}
+	for _, src := range []string{"127.0.0.3", "127.0.0.9"} {
+		dialFrom(t, src, addr)
+		select {
+		case <-accepted:
+		case b := <-refused:
+			t.Fatalf("a connection from %s was refused (%s)", src, b)
+		case <-time.After(2 * time.Second):
+			t.Fatalf("a connection from %s was neither accepted nor refused", src)
+		}
+	}
+}

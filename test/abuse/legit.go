@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,6 +40,8 @@ type legitStats struct {
 	ok, total int
 	failures  map[string]int
 	byCall    map[string][]time.Duration
+	// cost is what the phase cost the machine (cost.go).
+	cost phaseCost
 }
 
 func (st *legitStats) add(d time.Duration, failure string) {
@@ -92,6 +95,8 @@ func p99Of(latencies []time.Duration) time.Duration {
 // failure is the attack's doing.
 func runLegit(ctx context.Context, s *stack, phase, interval time.Duration) *legitStats {
 	st := &legitStats{}
+	meter := s.meterCost()
+	defer func() { st.cost = meter.done() }()
 	ctx, cancel := context.WithTimeout(ctx, phase)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -145,9 +150,29 @@ func legitRequest(client *http.Client, base string, c call) (time.Duration, stri
 	case err != nil:
 		return elapsed, c.name + ": body cut"
 	case resp.StatusCode != http.StatusOK:
-		return elapsed, fmt.Sprintf("%s: HTTP %d", c.name, resp.StatusCode)
+		return elapsed, fmt.Sprintf("%s: HTTP %d%s", c.name, resp.StatusCode, refusedBound(body))
 	case bytes.Contains(body, []byte(`"isError":true`)):
 		return elapsed, c.name + ": tool error"
 	}
 	return elapsed, ""
+}
+
+// refusedBound names the load bound a refusal's body gives (" (bound
+// in_flight)"), plain or in a JSON-RPC error's data, or "".
+func refusedBound(body []byte) string {
+	var e struct {
+		Error struct {
+			Bound string `json:"bound"`
+			Data  struct {
+				Bound string `json:"bound"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	if b := e.Error.Bound + e.Error.Data.Bound; b != "" {
+		return " (bound " + b + ")"
+	}
+	return ""
 }

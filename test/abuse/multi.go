@@ -185,13 +185,19 @@ func (s *stack) evictions() string {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	var parts []string
+	var parts, conns []string
 	for _, l := range strings.Split(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(l, "agent_gateway_stalled_requests_evicted_total{bound=\""); ok {
 			parts = append(parts, strings.Replace(rest, "\"} ", " ", 1))
 		}
+		if rest, ok := strings.CutPrefix(l, "agent_gateway_idle_connections_closed_total "); ok {
+			conns = append(conns, "idle connections closed at max_connections "+rest)
+		}
+		if rest, ok := strings.CutPrefix(l, "agent_gateway_load_refusals_total{bound=\"connections\"} "); ok {
+			conns = append(conns, "connections refused at max_connections "+rest)
+		}
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(append(parts, conns...), ", ")
 }
 
 // lines reports the scenario: its verdict, what the attackers got and
@@ -213,6 +219,7 @@ func (r *multiReport) lines(baseline *legitStats, s *stack, noLatencyBound bool)
 	}
 	out := verdict + "\n" +
 		fmt.Sprintf("  p99 by call: %s (baseline: %s)\n", r.legit.slowest(), baseline.slowest()) +
+		fmt.Sprintf("  attacked: %s\n  baseline: %s\n", r.legit.cost, baseline.cost) +
 		fmt.Sprintf("  stalled 1 MiB bodies (%d waves): %s; stalled 100-byte requests (%d waves): %s\n", r.bodyWaves.Load(), r.slow(r.bodies), r.requestWaves.Load(), r.slow(r.requests)) +
 		fmt.Sprintf("  /oauth/register flood: %s; store growth %d rows (%s); oauth_clients +%d, %s\n", r.register.String(), r.rowsAdded, r.byTable, r.clientsAdded, within) +
 		fmt.Sprintf("  stalled requests evicted so far (agent_gateway_stalled_requests_evicted_total): %s", r.evicted)

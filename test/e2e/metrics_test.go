@@ -41,6 +41,7 @@ var documentedMetrics = []string{
 	"agent_gateway_stalled_requests_evicted_total",
 	"agent_gateway_http2_streams_reset_total",
 	"agent_gateway_http2_connections_closed_total",
+	"agent_gateway_http2_addresses_cut_off_total",
 	// agent_gateway_diff_verified_bytes_top has series only once a minute
 	// with diff reads has ended (handlers/forgejotools TestVerifiedVolume).
 }

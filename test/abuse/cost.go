@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// phaseCost is what one phase cost the machine, to tell a p99 raised by
+// the attack inside the gateway from one raised by a busy machine: the CPU
+// time the gateway process and this process (attackers, emulated
+// upstreams, the legitimate callers) used during the phase, the machine's
+// load average at its end, and the gateway's own time for each legitimate
+// call (the access log's duration: from the request's headers read to its
+// response written, upstream calls included).
+type phaseCost struct {
+	wall                   time.Duration
+	gatewayCPU, harnessCPU time.Duration
+	load                   string
+	server                 []time.Duration
+	// gcCycles are the gateway's garbage collections during the phase;
+	// goroutines its goroutines at the end.
+	gcCycles, goroutines float64
+	// peakHeap is the largest heap in use seen (go_memstats_heap_inuse_bytes,
+	// sampled every 250 ms) and limitAtPeak the soft memory limit then
+	// (go_gc_gomemlimit_bytes).
+	peakHeap, limitAtPeak float64
+}
+
+// costMeter is a phase's cost being measured.
+type costMeter struct {
+	s                      *stack
+	start                  time.Time
+	gatewayCPU, harnessCPU time.Duration
+	logOffset              int64
+	gcCycles               float64
+	stopSampling           func()
+	peakHeap, limitAtPeak  float64
+}
+
+func (s *stack) meterCost() *costMeter {
+	m := &costMeter{s: s, start: time.Now(), gatewayCPU: cpuTime(s.cmd.Process.Pid), harnessCPU: cpuTime(os.Getpid()), logOffset: s.logBytes(),
+		gcCycles: s.metric("go_gc_duration_seconds_count")}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			v := s.metrics("go_memstats_heap_inuse_bytes", "go_gc_gomemlimit_bytes")
+			if v[0] > m.peakHeap {
+				m.peakHeap, m.limitAtPeak = v[0], v[1]
+			}
+		}
+	}()
+	m.stopSampling = func() { close(stop); <-done }
+	return m
+}
+
+// done ends the measure.
+func (m *costMeter) done() phaseCost {
+	m.stopSampling()
+	c := phaseCost{peakHeap: m.peakHeap, limitAtPeak: m.limitAtPeak, wall: time.Since(m.start), gatewayCPU: cpuTime(m.s.cmd.Process.Pid) - m.gatewayCPU, harnessCPU: cpuTime(os.Getpid()) - m.harnessCPU}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		c.load = strings.Join(strings.Fields(string(b))[:1], "")
+	}
+	c.server = m.s.legitServerTimes(m.logOffset)
+	c.gcCycles = m.s.metric("go_gc_duration_seconds_count") - m.gcCycles
+	c.goroutines = m.s.metric("go_goroutines")
+	return c
+}
+
+// cpuTime is the user and system CPU time of process pid so far (fields
+// 14 and 15 of /proc/<pid>/stat, in clock ticks of 1/100 s).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces: count from its end.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond
+}
+
+// legitServerTimes are the durations the gateway logged, from offset on,
+// for the legitimate callers' requests (client 127.0.0.1; the attackers
+// use other addresses).
+func (s *stack) legitServerTimes(offset int64) []time.Duration {
+	f, err := os.Open(s.logPath)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil
+	}
+	var out []time.Duration
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var line struct {
+			ClientIP string `json:"client_ip"`
+			Path     string `json:"path"`
+			Duration int64  `json:"duration"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.ClientIP != "127.0.0.1" || line.Duration == 0 {
+			continue
+		}
+		if strings.HasPrefix(line.Path, "/mcp/") || line.Path == "/oauth/token" {
+			out = append(out, time.Duration(line.Duration))
+		}
+	}
+	return out
+}
+
+// String is the cost in one line.
+func (c phaseCost) String() string {
+	share := func(d time.Duration) string {
+		return fmt.Sprintf("%.1f s (%.0f%% of one CPU)", d.Seconds(), 100*d.Seconds()/c.wall.Seconds())
+	}
+	return fmt.Sprintf("gateway p99 %s over %d calls; CPU: gateway %s, attackers+upstreams+callers %s; gateway GC cycles %.0f, peak heap in use %.1f MiB (soft limit then %.1f MiB), goroutines at the end %.0f; load average %s",
+		ms(p99Of(c.server)), len(c.server), share(c.gatewayCPU), share(c.harnessCPU), c.gcCycles, c.peakHeap/(1<<20), c.limitAtPeak/(1<<20), c.goroutines, c.load)
+}
+
+// metric is the value of the unlabelled series name in the gateway's
+// /metrics (0 when it cannot be read).
+func (s *stack) metric(name string) float64 { return s.metrics(name)[0] }
+
+// metrics are the values of the unlabelled series names, in order, from
+// one scrape of the gateway's /metrics (0 for one not read).
+func (s *stack) metrics(names ...string) []float64 {
+	out := make([]float64, len(names))
+	resp, err := http.Get(s.url + "/metrics")
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, 8<<20))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		for i, name := range names {
+			if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+				out[i], _ = strconv.ParseFloat(v, 64)
+			}
+		}
+	}
+	return out
+}
