@@ -63,6 +63,10 @@ type Call struct {
 	Outcome string
 	// Result is the result text answered, nil for a refusal.
 	Result *string
+	// Stdio is set for a call over `agent-gateway stdio`: no HTTP request
+	// id or address, so the record names the transport and the
+	// JSON-RPC id instead.
+	Stdio bool
 }
 
 // Recorder builds each authenticated call's record and queues it.
@@ -73,6 +77,12 @@ type Recorder struct {
 	now         func() time.Time
 	// dropped counts a record the queue refused.
 	dropped func(reason string, n int)
+	// Anonymous records the calls of callers without a principal too
+	// (audit.anonymous); set it at wiring, before serving.
+	Anonymous bool
+	// Calls, when set, counts each recorded call by principal kind and
+	// outcome class (the dashboard's calls by principal and outcome).
+	Calls func(kind, outcome string)
 }
 
 // NewRecorder returns the recorder of mode over w; fingerprintKey keys
@@ -81,13 +91,17 @@ func NewRecorder(mode Mode, w *Writer, fingerprintKey []byte) *Recorder {
 	return &Recorder{mode: mode, w: w, fingerprint: fingerprintKey, now: time.Now, dropped: w.cfg.Counters.Dropped}
 }
 
-// Record queues the record of c if its caller is authenticated; an
-// anonymous call is not recorded. In Required mode a record the queue
+// maxStdioIDBytes bounds the JSON-RPC id a stdio record keeps as its
+// request id: the id is the client's text.
+const maxStdioIDBytes = 128
+
+// Record queues the record of c if its caller is authenticated, or, with
+// Anonymous set, of any caller. In Required mode a record the queue
 // refuses is an audit_unavailable error, and the caller answers that
 // instead of the result.
 func (r *Recorder) Record(ctx context.Context, c Call) error {
 	p := middleware.PrincipalFromContext(ctx)
-	if p == nil {
+	if p == nil && !r.Anonymous {
 		return nil
 	}
 	rec := middleware.RecordFromContext(ctx)
@@ -101,6 +115,12 @@ func (r *Recorder) Record(ctx context.Context, c Call) error {
 		Target:     targetOf(c.Args),
 		Outcome:    c.Outcome,
 	}
+	if c.Stdio {
+		out.Transport = "stdio"
+		if id := rec.Call().ID; len(id) <= maxStdioIDBytes {
+			out.RequestID = string(id)
+		}
+	}
 	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
 		out.TraceID = sc.TraceID().String()
 	}
@@ -109,6 +129,9 @@ func (r *Recorder) Record(ctx context.Context, c Call) error {
 		if s, ok := ctx.Value(evidenceKey{}).(*evidenceSlot); ok {
 			out.Evidence.Diff, out.Evidence.Document, out.Evidence.Grant = s.diff, s.document, s.grant
 		}
+	}
+	if r.Calls != nil {
+		r.Calls(out.Principal.Kind, outcomeClass(c.Outcome))
 	}
 	if r.w.Enqueue(out) {
 		return nil
@@ -122,26 +145,53 @@ func (r *Recorder) Record(ctx context.Context, c Call) error {
 	return nil
 }
 
-// principal describes p without its credential.
+// principal describes p without its credential; nil is an anonymous
+// caller, known only by its address key.
 func (r *Recorder) principal(p *middleware.Principal) Principal {
-	out := Principal{Subject: p.Subject, ProjectID: p.ProjectID, ConsentID: p.ConsentID}
+	if p == nil {
+		return Principal{Kind: KindAnonymous}
+	}
+	out := Principal{Subject: p.Subject, ClientID: p.ClientID, ProjectID: p.ProjectID, ConsentID: p.ConsentID}
 	switch p.Kind {
 	case middleware.OAuthConsent:
-		out.Kind = "oauth"
+		out.Kind = KindOAuth
 	case middleware.LegacyProjectToken:
-		out.Kind = "legacy_token"
+		out.Kind = KindLegacyToken
 	case middleware.ProcessCredential:
-		out.Kind = "process"
+		out.Kind = KindProcess
+		out.Fingerprint = r.fingerprintOf(p.ForgejoCredential())
 	case middleware.ForgejoPassthrough:
-		out.Kind = "forgejo_bearer"
-		mac := hmac.New(sha256.New, r.fingerprint)
-		cred := p.ForgejoCredential()
-		mac.Write([]byte(cred.Token))
-		out.Fingerprint = hex.EncodeToString(mac.Sum(nil))
+		out.Kind = KindForgejoBearer
+		out.Fingerprint = r.fingerprintOf(p.ForgejoCredential())
 	default:
 		out.Kind = "unknown"
 	}
 	return out
+}
+
+// fingerprintOf is the keyed fingerprint of a Forgejo credential:
+// HMAC-SHA256 under the data directory's secret of the token, or of
+// "basic", the user name and the password separated by NUL bytes. Without
+// the secret it cannot be tested against a guessed token, unlike a plain
+// hash; with it, an operator can tell whose a fingerprint is.
+func (r *Recorder) fingerprintOf(c middleware.Credential) string {
+	mac := hmac.New(sha256.New, r.fingerprint)
+	if c.Token != "" || c.Username == "" {
+		mac.Write([]byte(c.Token))
+	} else {
+		mac.Write([]byte("basic\x00" + c.Username + "\x00" + c.Password))
+	}
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// outcomeClass bounds an outcome for a metric label: ok, or the error
+// code, which is one of the stable codes (upstream/toolerr), a bounded
+// set.
+func outcomeClass(outcome string) string {
+	if outcome == "" {
+		return "unknown"
+	}
+	return outcome
 }
 
 // targetOf reads the target members of a call's arguments; arguments

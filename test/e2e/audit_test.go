@@ -185,7 +185,7 @@ func TestAuditDiffPages(t *testing.T) {
 // backend with audit.mode best_effort and finds, in the export, one record
 // per fragment whose evidence identity (commit, path, file SHA-256, byte
 // range, fragment SHA-256) is what the client verified, under the OAuth
-// consent's subject and project; `admin audit verify` passes, and names the
+// consent's subject, client and project; `admin audit verify` passes, and names the
 // record an attacker deleted from the store.
 func TestAuditDocumentFragments(t *testing.T) {
 	eachBackend(t, func(t *testing.T, freshDB func(testing.TB) string) {
@@ -216,7 +216,8 @@ func TestAuditDocumentFragments(t *testing.T) {
 		for i, r := range records {
 			e := r.Evidence.Document
 			if e == nil || r.Tool != "git_document_get" || r.Outcome != "ok" || r.Target.SourceID != s.sources[d.Runtime] ||
-				r.Principal.Kind != "oauth" || r.Principal.Subject != "alice" || r.Principal.ProjectID != s.projectA || r.Principal.ConsentID == "" {
+				r.Principal.Kind != "oauth" || r.Principal.Subject != "alice" || r.Principal.ProjectID != s.projectA || r.Principal.ConsentID == "" ||
+				r.Principal.ClientID != "admin-cli" {
 				t.Fatalf("record %d: %+v", i, r)
 			}
 			if e.Commit != d.Commit || e.Path != d.Runtime || e.FileSHA256 != sha256Hex(doc) || e.StartByte != next ||
