@@ -247,6 +247,8 @@ func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gate
 	defer stopPurge() // before g.Close closes the store
 	stopWorkflowPurge := g.startWorkflowPurge(ctx)
 	defer stopWorkflowPurge()
+	stopAuditPurge := g.startAuditPurge(ctx)
+	defer stopAuditPurge()
 	g.logUsableEndpoints(log)
 	if cfg.TrustAllForwarded {
 		log.Warn(trustAllWarning(cfg.TrustedProxies))

@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"database/sql"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agent-gateway/agent-gateway/store/audit"
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
@@ -117,5 +122,66 @@ func TestAuditAnonymousReads(t *testing.T) {
 				t.Fatalf("records by principal kind %v, want %v", kinds, want)
 			}
 		})
+	}
+}
+
+// TestAuditPurgeKeepsVerifiable records calls on both sides of a cutoff
+// (a checkpoint signed between them), purges the records before it with
+// `admin audit purge`, and finds `admin audit verify` passing across the
+// gap, on the store and offline on an export, naming the range purged;
+// a record altered after the gap is still named.
+func TestAuditPurgeKeepsVerifiable(t *testing.T) {
+	emu, demo := startDemoEmulator(t)
+	gw := gatewaytest.Start(t, gatewaytest.Options{Env: map[string]string{
+		"AGENT_GATEWAY_FORGEJO_ORIGIN": emu.URL(), "AGENT_GATEWAY_AUDIT_MODE": "best_effort",
+		"AGENT_GATEWAY_AUDIT_CHECKPOINT_INTERVAL": "100ms",
+	}})
+	auditedCalls(t, gw.URL, demo.ReaderToken, demo.Owner, demo.PublicRepo, 3)
+	db, err := sql.Open("sqlite", filepath.Join(gw.DataDir, "agent-gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// The writer signs its head once the three records are stored; the
+	// cutoff falls after that checkpoint.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var signed int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM audit_checkpoints WHERE seq = 3`).Scan(&signed); err == nil && signed == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint of the first three records within 30 s")
+		}
+	}
+	cutoff := time.Now().UTC()
+	auditedCalls(t, gw.URL, demo.ReaderToken, demo.Owner, demo.PublicRepo, 2)
+	gw.Stop()
+
+	code, out, errs := auditAdmin(t, gw.DataDir, "purge", "--before", cutoff.Format(time.RFC3339Nano), "--json")
+	var purged map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &purged) != nil || purged["audit_records"] != float64(3) {
+		t.Fatalf("purge: exit %d\n%s%s", code, out, errs)
+	}
+	gap := regexp.MustCompile(`(?m)^w_[0-9a-f]{16}\trecords 2\tcheckpoints [1-9]\d*\tpurged 1-3\tok$`)
+	if code, out, errs := auditAdmin(t, gw.DataDir, "verify"); code != 0 || !gap.MatchString(out) {
+		t.Fatalf("verify after the purge: exit %d\n%s%s", code, out, errs)
+	}
+	_, pub, _ := auditAdmin(t, gw.DataDir, "public-key")
+	_, export, _ := auditAdmin(t, gw.DataDir, "export", "--format", "jsonl")
+	exportFile := filepath.Join(t.TempDir(), "audit.jsonl")
+	if err := os.WriteFile(exportFile, []byte(export), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	offline := exec.Command(gatewaytest.Binary(t), "admin", "audit", "verify", "--export", exportFile, "--public-key", strings.TrimSpace(pub))
+	offline.Env, offline.Dir = gatewaytest.CleanEnv(), t.TempDir()
+	if code, out, errs := runCommand(t, offline); code != 0 || !gap.MatchString(out) {
+		t.Fatalf("offline verify after the purge: exit %d\n%s%s", code, out, errs)
+	}
+
+	if _, err := db.Exec(`UPDATE audit_records SET record = REPLACE(record, '"outcome":"ok"', '"outcome":"not_found"') WHERE seq = 5`); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := auditAdmin(t, gw.DataDir, "verify"); code == 0 || !strings.Contains(out, "FAILED: record 5 altered") {
+		t.Fatalf("verify after tampering past the gap: exit %d\n%s", code, out)
 	}
 }

@@ -141,6 +141,23 @@ func TestAuditDiffPages(t *testing.T) {
 		}
 	}
 
+	// admin audit list finds the same pages by repository, pull request
+	// and tool, in the order read, each naming the bytes answered.
+	code, listed, errs := admin("list", "--repository", d.Owner+"/"+d.PrivateRepo, "--index", strconv.FormatInt(p.Index(), 10),
+		"--tool", diffTool, "--outcome", "ok", "--json")
+	var rows []map[string]any
+	if code != 0 || json.Unmarshal([]byte(listed), &rows) != nil || len(rows) != len(pages) {
+		t.Fatalf("list: exit %d, %d rows for %d pages\n%s%s", code, len(rows), len(pages), listed, errs)
+	}
+	for i, row := range rows {
+		if ev, _ := row["evidence"].(string); !strings.Contains(ev, pages[i].ChunkSHA256) || row["principal_kind"] != "forgejo_bearer" {
+			t.Fatalf("listed row %d: %v", i, row)
+		}
+	}
+	if code, listed, errs := admin("list", "--repository", d.Owner+"/"+d.PrivateRepo, "--outcome", "error"); code != 0 || strings.TrimSpace(listed) != "(none)" {
+		t.Fatalf("list of refusals: exit %d\n%s%s", code, listed, errs)
+	}
+
 	code, out, errs := admin("verify")
 	if code != 0 || !regexp.MustCompile(`(?m)^w_[0-9a-f]{16}\trecords \d+\tcheckpoints [1-9]\d*\tok$`).MatchString(out) {
 		t.Fatalf("verify: exit %d\n%s%s", code, out, errs)
@@ -231,6 +248,15 @@ func TestAuditDocumentFragments(t *testing.T) {
 		}
 		if strings.Contains(export, string(doc[100:160])) {
 			t.Fatal("the export holds document content")
+		}
+
+		code, listed, errs := runCommand(t, s.adminCmd(t, "audit", "list", "--subject", "alice", "--client-id", "admin-cli", "--tool", "git_document_get", "--json"))
+		var rows []map[string]any
+		if code != 0 || json.Unmarshal([]byte(listed), &rows) != nil || len(rows) != n || rows[0]["project_id"] != s.projectA {
+			t.Fatalf("list by subject and client: exit %d, %d rows for %d fragments\n%s%s", code, len(rows), n, listed, errs)
+		}
+		if code, listed, _ := runCommand(t, s.adminCmd(t, "audit", "list", "--subject", "bob", "--json")); code != 0 || strings.TrimSpace(listed) != "[]" {
+			t.Fatalf("list of another subject: exit %d\n%s", code, listed)
 		}
 
 		if code, out, errs := runCommand(t, s.adminCmd(t, "audit", "verify")); code != 0 || !strings.Contains(out, "\tok") {
