@@ -445,6 +445,9 @@ func TestRecordPrincipals(t *testing.T) {
 			if got.Principal != tc.want || got.RequestID != tc.wantID || (got.Transport == "stdio") != tc.stdio {
 				t.Fatalf("record %+v, want principal %+v, request id %q, stdio %v", got, tc.want, tc.wantID, tc.stdio)
 			}
+			if got.Evidence.ResultSHA256 != SHA256Hex([]byte("{}")) {
+				t.Fatalf("result hash %q, want the SHA-256 of the result text", got.Evidence.ResultSHA256)
+			}
 			if (fp != "") != (tc.secret != "") || len(counted) != 1 || counted[0] != tc.want.Kind+"/ok" {
 				t.Fatalf("fingerprint %q, counted %v", fp, counted)
 			}
