@@ -110,12 +110,17 @@ func auditFields(l audit.Listed) []field {
 		{"principal_kind", p.Kind}, {"subject", optString(p.Subject)}, {"client_id", optString(p.ClientID)},
 		{"project_id", optString(p.ProjectID)}, {"fingerprint", optString(p.Fingerprint)},
 		{"address_key", optString(r.AddressKey)}, {"tool", r.Tool}, {"target", optString(target)},
-		{"outcome", r.Outcome}, {"evidence", evidenceText(r.Evidence)},
+		{"outcome", r.Outcome}, {"evidence", evidenceField(r.Evidence)},
 	}
 }
 
-// evidenceText says which bytes were answered, on one line.
-func evidenceText(e audit.Evidence) *string {
+// evidenceField is a record's evidence: its members in JSON (--json),
+// one line for people (String).
+type evidenceField audit.Evidence
+
+// String says which bytes were answered, on one line.
+func (f evidenceField) String() string {
+	e := audit.Evidence(f)
 	var parts []string
 	if d := e.Diff; d != nil {
 		parts = append(parts, fmt.Sprintf("diff %s (%d bytes, %s..%s) range [%d,%d) chunk %s",
@@ -135,5 +140,8 @@ func evidenceText(e audit.Evidence) *string {
 	if e.ResultSHA256 != "" {
 		parts = append(parts, "result "+e.ResultSHA256)
 	}
-	return optString(strings.Join(parts, "; "))
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, "; ")
 }

@@ -142,7 +142,8 @@ func TestAuditDiffPages(t *testing.T) {
 		t.Fatalf("list: exit %d, %d rows for %d pages\n%s%s", code, len(rows), len(pages), listed, errs)
 	}
 	for i, row := range rows {
-		if ev, _ := row["evidence"].(string); !strings.Contains(ev, pages[i].ChunkSHA256) || row["principal_kind"] != "forgejo_bearer" {
+		ev, _ := row["evidence"].(map[string]any)
+		if diff, _ := ev["diff"].(map[string]any); diff["chunk_sha256"] != pages[i].ChunkSHA256 || row["principal_kind"] != "forgejo_bearer" {
 			t.Fatalf("listed row %d: %v", i, row)
 		}
 	}
