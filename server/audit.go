@@ -40,7 +40,7 @@ func (g *Gateway) wireAudit() error {
 	}, []string{"outcome"})
 	calls := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agent_gateway_audit_calls_total",
-		Help: "Tool calls the audit record saw, by principal kind (oauth, legacy_token, forgejo_bearer, process, anonymous) and outcome (ok or the stable error code): who is calling, and with what result, without a label per principal.",
+		Help: "Tool calls the audit record saw, by principal kind (oauth, legacy_token, forgejo_bearer, process, anonymous) and outcome answered (ok or the stable error code): who is calling, and with what result, without a label per principal.",
 	}, []string{"principal_kind", "outcome"})
 	g.registry.MustRegister(records, checkpoints, calls)
 	for _, r := range []string{"written", "queue_full", "write_failed"} {

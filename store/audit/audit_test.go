@@ -261,6 +261,8 @@ func TestQueueFull(t *testing.T) {
 					}
 				}}}}
 			r := NewRecorder(mode, w, []byte("k"))
+			var counted []string
+			r.Calls = func(kind, outcome string) { counted = append(counted, kind+"/"+outcome) }
 			ctx := withPrincipal(context.Background(), "tok")
 			if err := r.Record(ctx, Call{Tool: "t", Outcome: "ok", Result: ptr("{}")}); err != nil {
 				t.Fatalf("first record: %v", err)
@@ -274,6 +276,11 @@ func TestQueueFull(t *testing.T) {
 			}
 			if mode == Required && toolerr.As(err).Code != toolerr.AuditUnavailable {
 				t.Fatalf("required: %v, want audit_unavailable", err)
+			}
+			// Calls counts what the caller was answered.
+			want := map[Mode]string{BestEffort: "forgejo_bearer/ok", Required: "forgejo_bearer/audit_unavailable"}[mode]
+			if len(counted) != 2 || counted[0] != "forgejo_bearer/ok" || counted[1] != want {
+				t.Fatalf("counted %v, want forgejo_bearer/ok then %s", counted, want)
 			}
 			if err := r.Record(context.Background(), Call{Tool: "t", Outcome: "ok"}); err != nil {
 				t.Fatalf("anonymous call: %v, want it not recorded", err)

@@ -141,19 +141,27 @@ func (r *Recorder) Record(ctx context.Context, c Call) error {
 			out.Evidence.ResultSHA256 = sha256String(*c.Result)
 		}
 	}
-	if r.Calls != nil {
-		r.Calls(out.Principal.Kind, outcomeClass(c.Outcome))
-	}
 	if r.w.Enqueue(out) {
+		r.count(out.Principal.Kind, c.Outcome)
 		return nil
 	}
 	if r.dropped != nil {
 		r.dropped("queue_full", 1)
 	}
 	if r.mode == Required {
+		// The caller is answered this instead of the outcome it had.
+		r.count(out.Principal.Kind, string(toolerr.AuditUnavailable))
 		return toolerr.New(toolerr.AuditUnavailable, "the call's audit record could not be queued; nothing was answered, retry later")
 	}
+	r.count(out.Principal.Kind, c.Outcome)
 	return nil
+}
+
+// count counts one call by principal kind and the outcome answered.
+func (r *Recorder) count(kind, outcome string) {
+	if r.Calls != nil {
+		r.Calls(kind, outcomeClass(outcome))
+	}
 }
 
 // principal describes p without its credential; nil is an anonymous
