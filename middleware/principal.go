@@ -40,6 +40,10 @@ type Principal struct {
 	ProjectID   string
 	Subject     string
 	ConsentID   string
+	// ClientID is the OAuth client the consent was given to (OAuth
+	// consents only): which agent application called, for the audit
+	// record.
+	ClientID string
 	// credential is the secret forwarded to Forgejo (passthrough and stdio
 	// only). It is unexported so it cannot be logged or serialised by accident.
 	credential Credential

@@ -14,9 +14,10 @@ const auditCloseTimeout = 15 * time.Second
 
 // wireAudit starts the audit record (docs/audit.md) when audit.mode is
 // not off: one writer, one chain for this process, its checkpoints signed
-// with the key in data_dir, and every call of both HTTP toolsets recorded.
-// It runs after wireDocuments, which opened the store; its closer runs
-// before the store's, so what is queued at shutdown is written.
+// with the key in data_dir, and every call of the toolsets wired recorded
+// (both HTTP toolsets; the Forgejo one over stdio). It runs after the
+// store is open; its closer runs before the store's, so what is queued at
+// shutdown is written.
 func (g *Gateway) wireAudit() error {
 	if g.cfg.AuditMode == "" || g.cfg.AuditMode == audit.Off {
 		return nil
@@ -37,7 +38,11 @@ func (g *Gateway) wireAudit() error {
 		Name: "agent_gateway_audit_checkpoints_total",
 		Help: "Signed audit checkpoints by outcome (ok, failed).",
 	}, []string{"outcome"})
-	g.registry.MustRegister(records, checkpoints)
+	calls := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agent_gateway_audit_calls_total",
+		Help: "Tool calls the audit record saw, by principal kind (oauth, legacy_token, forgejo_bearer, process, anonymous) and outcome answered (ok or the stable error code): who is calling, and with what result, without a label per principal.",
+	}, []string{"principal_kind", "outcome"})
+	g.registry.MustRegister(records, checkpoints, calls)
 	for _, r := range []string{"written", "queue_full", "write_failed"} {
 		records.WithLabelValues(r)
 	}
@@ -52,10 +57,19 @@ func (g *Gateway) wireAudit() error {
 			Checkpoint: func(outcome string) { checkpoints.WithLabelValues(outcome).Inc() },
 		},
 	})
+	if g.storeRegistry != nil && g.cfg.AuditRetention > 0 {
+		c := newAuditPurgeCounters(g.registry, g.storeRegistry)
+		c.zero()
+		g.auditPurge = &c
+	}
 	g.log.Info("audit record on", "mode", string(g.cfg.AuditMode), "writer", w.ID())
 	rec := audit.NewRecorder(g.cfg.AuditMode, w, fingerprint)
+	rec.Anonymous = g.cfg.AuditAnonymous
+	rec.Calls = func(kind, outcome string) { calls.WithLabelValues(kind, outcome).Inc() }
 	g.forgejoC.SetAuditor(rec)
-	g.documentsC.SetAuditor(rec)
+	if g.documentsC != nil {
+		g.documentsC.SetAuditor(rec)
+	}
 	g.closers = append(g.closers, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), auditCloseTimeout)
 		defer cancel()

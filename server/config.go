@@ -158,6 +158,12 @@ type Config struct {
 	// settings (docs/audit.md).
 	AuditMode               audit.Mode
 	AuditCheckpointInterval time.Duration
+	// AuditAnonymous records anonymous reads too (audit.anonymous).
+	AuditAnonymous bool
+	// AuditRetention is how long a record is kept (audit.retention; 0
+	// keeps every record); AuditPurgeInterval how often the purge runs.
+	AuditRetention     time.Duration
+	AuditPurgeInterval time.Duration
 }
 
 // Default returns the zero-config configuration: loopback listener,

@@ -56,6 +56,9 @@ type Gateway struct {
 	storeRegistry *prometheus.Registry
 	// workflowPurge counts the workflow purge (catalog.workflow_retention).
 	workflowPurge purgeCounters
+	// auditPurge counts the audit purge (audit.retention); nil with the
+	// audit record off.
+	auditPurge *purgeCounters
 	// tracer is nil with tracing off (tracing.otlp_endpoint unset).
 	tracer trace.Tracer
 }

@@ -249,6 +249,8 @@ func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gate
 	defer stopWorkflowPurge()
 	stopHeadroom := g.startBodyHeadroom(ctx, os.Getenv, debugTuner)
 	defer stopHeadroom()
+	stopAuditPurge := g.startAuditPurge(ctx)
+	defer stopAuditPurge()
 	g.logUsableEndpoints(log)
 	if cfg.TrustAllForwarded {
 		log.Warn(trustAllWarning(cfg.TrustedProxies))

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/store/audit"
 )
 
 // TestPurgeCountersRecord: each outcome of a purge run is counted once;
@@ -74,4 +76,47 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestAuditPurgeWired: with audit.mode on and audit.retention set, the
+// gateway's scheduled audit purge deletes a chain's records older than the
+// retention up to a checkpoint, keeps that checkpoint, and counts the run
+// and the rows.
+func TestAuditPurgeWired(t *testing.T) {
+	cfg := Default()
+	cfg.DataDir = t.TempDir()
+	cfg.AuditMode = audit.BestEffort
+	cfg.AuditRetention = time.Hour
+	cfg.PublicURL = "http://127.0.0.1:8080"
+	g, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx := context.Background()
+	old := time.Now().Add(-2 * time.Hour)
+	var rows []store.AuditRow
+	for i := int64(1); i <= 4; i++ {
+		rows = append(rows, store.AuditRow{Writer: "w_old", Seq: i, At: old.Add(time.Duration(i) * time.Second), Record: "{}", Hash: strings.Repeat("0", 64)})
+	}
+	if err := g.store.AppendAuditRecords(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.store.AddAuditCheckpoint(ctx, store.AuditCheckpoint{Writer: "w_old", Seq: 3, Head: strings.Repeat("0", 64), At: old, KeyID: "k", Signature: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	g.purgeAudit(ctx)
+	left, err := g.store.ListAuditRecords(ctx, "w_old", 0, 10)
+	if err != nil || len(left) != 1 || left[0].Seq != 4 {
+		t.Fatalf("records left %+v (%v), want record 4 only: it is after the last checkpoint", left, err)
+	}
+	if cps, _ := g.store.ListAuditCheckpoints(ctx, "w_old"); len(cps) != 1 || cps[0].Seq != 3 {
+		t.Fatalf("checkpoints left %+v, want the anchor at 3", cps)
+	}
+	if got := counterValue(t, g.auditPurge.runs.WithLabelValues("purged")); got != 1 {
+		t.Fatalf("purge runs = %v, want 1", got)
+	}
+	if got := counterValue(t, g.auditPurge.rows.WithLabelValues("audit_records")); got != 3 {
+		t.Fatalf("purged rows = %v, want 3", got)
+	}
 }

@@ -346,6 +346,15 @@ var settings = []setting{
 		return m, nil
 	}, func(m audit.Mode) string { return string(m) })},
 	{key: "audit.checkpoint_interval", def: "1m", help: "how often the audit writer signs its chain head (a checkpoint) when it moved; one more is signed at shutdown", field: durationField(func(c *Config) *time.Duration { return &c.AuditCheckpointInterval })},
+	{key: "audit.anonymous", def: "false", help: "also record the anonymous reads of /mcp/forgejo (principal kind anonymous, keyed by address) when audit.mode is on", field: boolField(func(c *Config) *bool { return &c.AuditAnonymous })},
+	{key: "audit.retention", def: "0s", help: "how long an audit record is kept before the purge deletes it, keeping a signed checkpoint at the gap so admin audit verify still runs across it; 0s keeps every record", field: parsedField(func(c *Config) *time.Duration { return &c.AuditRetention }, func(v string) (time.Duration, error) {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return 0, fmt.Errorf("want 0s (keep every record) or a positive duration such as 2160h")
+		}
+		return d, nil
+	}, time.Duration.String)},
+	{key: "audit.purge_interval", def: "10m", help: "how often each replica deletes the audit records older than audit.retention (one replica at a time)", field: durationField(func(c *Config) *time.Duration { return &c.AuditPurgeInterval })},
 	{key: "oauth.client_metadata_hosts", help: "comma-separated hosts whose https URLs clients may use as client_id (Client ID Metadata Documents, fetched by the gateway); empty: off", field: field{
 		set: func(c *Config, v string) error {
 			var hosts []string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/store/audit"
 )
 
 // runStdio serves the Forgejo toolset over stdin/stdout. Its caller is the
@@ -17,7 +18,8 @@ import (
 // own-token or Basic-auth configuration"); without one only the anonymous
 // tools are offered. Logs go to stderr: stdout carries the protocol. It wires
 // only the Forgejo toolset (newForgejoGateway): no store, no cursor secret,
-// so it creates no data_dir wherever a client launches it.
+// so it creates no data_dir wherever a client launches it, unless
+// audit.mode asks for the audit record, which needs both.
 func runStdio(ctx context.Context, args []string, std Stdio) error {
 	loaded, err := Load(LoadOptions{Command: "stdio", Args: args, Stdout: std.Out, Stderr: std.Err})
 	if err != nil {
@@ -27,6 +29,9 @@ func runStdio(ctx context.Context, args []string, std Stdio) error {
 	log := startLogging(cfg, std)
 	g := newForgejoGateway(cfg, log)
 	defer g.Close()
+	if err := g.wireStdioAudit(ctx); err != nil {
+		return err
+	}
 	cred, err := processCredential(cfg)
 	if err != nil {
 		return err
@@ -65,4 +70,21 @@ func processCredential(cfg Config) (middleware.Credential, error) {
 		return c, fmt.Errorf("forgejo: configure a token or Basic credentials, not both")
 	}
 	return c, nil
+}
+
+// wireStdioAudit opens the store and starts the audit record when
+// audit.mode is on: the calls of a stdio session are recorded like those
+// over HTTP (docs/audit.md), in the store and data_dir the gateway is
+// configured with.
+func (g *Gateway) wireStdioAudit(ctx context.Context) error {
+	if g.cfg.AuditMode == "" || g.cfg.AuditMode == audit.Off {
+		return nil
+	}
+	st, err := openStore(ctx, g.cfg)
+	if err != nil {
+		return err
+	}
+	g.store = st
+	g.closers = append(g.closers, st.Close)
+	return g.wireAudit()
 }

@@ -48,6 +48,8 @@ const (
 	oauthPurgeLock purgeLock = -6993785210412293760
 	// workflowPurgeLock is SHA-256("agent-gateway/store/workflow-purge").
 	workflowPurgeLock purgeLock = -2224246668590111935
+	// auditPurgeLock is SHA-256("agent-gateway/store/audit-purge").
+	auditPurgeLock purgeLock = 5399747621813938940
 )
 
 // codeRetention keeps an expired authorization code a while, so that a

@@ -13,6 +13,7 @@ func TestPurgeLockKeys(t *testing.T) {
 	for name, key := range map[string]purgeLock{
 		"agent-gateway/store/purge":          oauthPurgeLock,
 		"agent-gateway/store/workflow-purge": workflowPurgeLock,
+		"agent-gateway/store/audit-purge":    auditPurgeLock,
 	} {
 		sum := sha256.Sum256([]byte(name))
 		if want := purgeLock(int64(binary.BigEndian.Uint64(sum[:8]))); key != want {

@@ -203,6 +203,7 @@ type Store interface {
 	OAuthCapStore
 	WorkflowPurgeStore
 	AuditStore
+	AuditPurgeStore
 
 	// Ping checks that the database answers: the readiness probe.
 	Ping(ctx context.Context) error

@@ -30,3 +30,8 @@ func (t tracedStore) ListAuditCheckpoints(ctx context.Context, writer string) ([
 		return t.next.ListAuditCheckpoints(ctx, writer)
 	})
 }
+
+// PurgeAuditRecords implements Store.
+func (t tracedStore) PurgeAuditRecords(ctx context.Context, p AuditPurgePolicy) (PurgeResult, error) {
+	return call(t, ctx, "PurgeAuditRecords", func(ctx context.Context) (PurgeResult, error) { return t.next.PurgeAuditRecords(ctx, p) })
+}

@@ -120,7 +120,7 @@ func pullDiffPage(ctx context.Context, c *forgejo.Client, server *mcp.Implementa
 	audit.SetDiff(ctx, audit.DiffEvidence{
 		DiffSHA256: v.Identity.SHA256, DiffBytes: v.Identity.ByteCount,
 		BaseOID: v.Identity.BaseOID, HeadOID: v.Identity.HeadOID,
-		ByteOffset: v.Offset, ChunkBytes: int64(chunk), ChunkSHA256: audit.SHA256Hex(v.Window[:chunk]),
+		ByteOffset: v.Offset, ChunkBytes: int64(chunk), ChunkSHA256: f.ChunkSHA256(chunk),
 	})
 	// Returned as the exact bytes that were measured: the toolset's
 	// encoder passes compact JSON through unchanged.

@@ -154,6 +154,27 @@ type WindowFitter struct {
 	window    []byte        // the verified bytes at page.ByteOffset
 	byteCount int64         // of the whole diff
 	cursor    func(next int64) string
+	// sums are the chunk SHA-256s rendered so far, by length: the page
+	// chosen is one of them, and the audit record names it (ChunkSHA256)
+	// without hashing the chunk again.
+	sums []renderedSum
+}
+
+type renderedSum struct {
+	n   int
+	hex string
+}
+
+// ChunkSHA256 is the SHA-256 (hex) of window[:n] as a page of n bytes
+// carries it; Fit rendered that page, so it is looked up, not computed.
+func (f *WindowFitter) ChunkSHA256(n int) string {
+	for _, s := range f.sums {
+		if s.n == n {
+			return s.hex
+		}
+	}
+	sum := sha256.Sum256(f.window[:n])
+	return hex.EncodeToString(sum[:])
 }
 
 // render returns the result text of a page carrying window[:n].
@@ -164,6 +185,7 @@ func (f *WindowFitter) render(n int) ([]byte, error) {
 	p.Data = base64.StdEncoding.EncodeToString(chunk)
 	sum := sha256.Sum256(chunk)
 	p.ChunkSHA256 = hex.EncodeToString(sum[:])
+	f.sums = append(f.sums, renderedSum{n, p.ChunkSHA256})
 	if utf8.Valid(chunk) {
 		s := string(chunk)
 		p.Text = &s

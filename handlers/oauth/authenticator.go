@@ -62,7 +62,7 @@ func (a storeAuthenticator) Authenticate(ctx context.Context, bearer string) (*m
 		return &middleware.Principal{
 			Kind: middleware.OAuthConsent, Key: "grant:" + p.ConsentID,
 			Scopes: p.Scopes, ScopesKnown: true,
-			ProjectID: p.ProjectID, Subject: p.Subject, ConsentID: p.ConsentID,
+			ProjectID: p.ProjectID, Subject: p.Subject, ConsentID: p.ConsentID, ClientID: p.ClientID,
 		}, nil
 	case strings.HasPrefix(bearer, store.LegacyTokenPrefix):
 		var t store.LegacyToken

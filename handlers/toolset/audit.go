@@ -40,5 +40,6 @@ func (c *Toolset) audited(ctx context.Context, t Tool, req *mcp.CallToolRequest,
 	if req != nil && req.Params != nil {
 		args = req.Params.Arguments
 	}
-	return c.auditor.Record(ctx, audit.Call{Toolset: c.Name, Tool: t.Name, Args: args, Outcome: outcome, Result: text})
+	return c.auditor.Record(ctx, audit.Call{Toolset: c.Name, Tool: t.Name, Args: args, Outcome: outcome, Result: text,
+		Stdio: ctx.Value(stdioKey{}) != nil})
 }

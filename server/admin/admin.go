@@ -92,7 +92,7 @@ func adminUsage() string {
 		}
 		fmt.Fprintf(&b, "  %-26s %s\n", c.name, summary)
 	}
-	fmt.Fprintf(&b, "  %-26s %s\n", "audit verify|export|public-key", "check, export or name the key of the audit record (docs/audit.md)")
+	fmt.Fprintf(&b, "  %-26s %s\n", "audit list|verify|export|public-key|purge", "list, check, export, name the key of or purge the audit record (docs/audit.md)")
 	b.WriteString("\nEvery command also takes --config FILE, --data-dir DIR and --json; the store is the one\n" +
 		"the gateway uses (database.url, or SQLite in data_dir). Run \"agent-gateway admin <command> -h\" for its flags.\n")
 	return b.String()

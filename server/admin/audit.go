@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/store/audit"
 )
 
@@ -25,7 +26,10 @@ const auditUsage = `usage: agent-gateway admin audit <command> [flags]
 commands:
   verify       check every chain and checkpoint of the audit record; names the first altered,
                missing or reordered record (--export FILE: check an export offline)
+  list         list records by subject, client, tool, repository, time or outcome
   export       write the audit record as JSON lines (--format jsonl), verifiable offline
+  purge        delete the records before a time, up to a signed checkpoint each chain keeps
+               (what audit.retention does on schedule)
   public-key   print the public key that signs this gateway's checkpoints
 `
 
@@ -46,7 +50,13 @@ func runAudit(ctx context.Context, args []string, out, errOut io.Writer, target 
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	var keys multiFlag
 	var exportFile, format *string
+	var listFilter func() (audit.Filter, int, error)
+	var before *string
 	switch name {
+	case "purge":
+		before = fs.String("before", "", "delete records before this time (RFC 3339, or a duration such as 2160h meaning that long ago)")
+	case "list":
+		listFilter = auditListFlags(fs)
 	case "verify":
 		fs.Var(&keys, "public-key", "trust checkpoints signed by this public key (hex, as public-key prints it); repeatable; default: the key in data_dir")
 		exportFile = fs.String("export", "", "verify this export file (admin audit export) instead of the store")
@@ -81,6 +91,41 @@ func runAudit(ctx context.Context, args []string, out, errOut io.Writer, target 
 		}
 		fmt.Fprintln(out, hex.EncodeToString(pub))
 		return nil
+	case "list":
+		f, limit, err := listFilter()
+		if err != nil {
+			var ue *UsageError
+			if errors.As(err, &ue) {
+				return &UsageError{Msg: "admin audit list: " + ue.Msg}
+			}
+			return err
+		}
+		st, err := target.OpenStore(ctx, loadArgs, errOut)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if err := listAuditRecords(ctx, &adminRun{st: st, out: out, json: *asJSON}, errOut, f, limit); err != nil {
+			return fail(err)
+		}
+		return nil
+	case "purge":
+		cutoff, err := auditTime("before", *before)
+		if err != nil || cutoff.IsZero() {
+			return &UsageError{Msg: "admin audit purge: --before: want an RFC 3339 time or a positive duration such as 2160h"}
+		}
+		st, err := target.OpenStore(ctx, loadArgs, errOut)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		res, err := st.PurgeAuditRecords(ctx, store.AuditPurgePolicy{Before: cutoff})
+		if err != nil {
+			return fail(err)
+		}
+		a := &adminRun{st: st, out: out, json: *asJSON}
+		return a.print(field{"before", cutoff}, field{"ran", res.Ran},
+			field{"audit_records", res.Deleted["audit_records"]}, field{"audit_checkpoints", res.Deleted["audit_checkpoints"]})
 	case "export":
 		if *format != "jsonl" {
 			return &UsageError{Msg: fmt.Sprintf("admin audit export: --format %q: want jsonl", *format)}
@@ -155,7 +200,11 @@ func printReport(out io.Writer, rep audit.Report, asJSON bool) {
 		if c.Problem != nil {
 			status = "FAILED: " + c.Problem.String()
 		}
-		fmt.Fprintf(out, "%s\trecords %d\tcheckpoints %d\t%s\n", c.Writer, c.Records, c.Checkpoints, status)
+		purged := ""
+		if c.Purged > 0 {
+			purged = fmt.Sprintf("purged 1-%d\t", c.Purged)
+		}
+		fmt.Fprintf(out, "%s\trecords %d\tcheckpoints %d\t%s%s\n", c.Writer, c.Records, c.Checkpoints, purged, status)
 	}
 	if len(rep.Chains) == 0 {
 		fmt.Fprintln(out, "no audit records")

@@ -261,6 +261,8 @@ func TestQueueFull(t *testing.T) {
 					}
 				}}}}
 			r := NewRecorder(mode, w, []byte("k"))
+			var counted []string
+			r.Calls = func(kind, outcome string) { counted = append(counted, kind+"/"+outcome) }
 			ctx := withPrincipal(context.Background(), "tok")
 			if err := r.Record(ctx, Call{Tool: "t", Outcome: "ok", Result: ptr("{}")}); err != nil {
 				t.Fatalf("first record: %v", err)
@@ -274,6 +276,11 @@ func TestQueueFull(t *testing.T) {
 			}
 			if mode == Required && toolerr.As(err).Code != toolerr.AuditUnavailable {
 				t.Fatalf("required: %v, want audit_unavailable", err)
+			}
+			// Calls counts what the caller was answered.
+			want := map[Mode]string{BestEffort: "forgejo_bearer/ok", Required: "forgejo_bearer/audit_unavailable"}[mode]
+			if len(counted) != 2 || counted[0] != "forgejo_bearer/ok" || counted[1] != want {
+				t.Fatalf("counted %v, want forgejo_bearer/ok then %s", counted, want)
 			}
 			if err := r.Record(context.Background(), Call{Tool: "t", Outcome: "ok"}); err != nil {
 				t.Fatalf("anonymous call: %v, want it not recorded", err)
@@ -400,5 +407,65 @@ func TestSHA256String(t *testing.T) {
 		if got, want := sha256String(s), SHA256Hex([]byte(s)); got != want {
 			t.Fatalf("%d bytes: %s, want %s", len(s), got, want)
 		}
+	}
+}
+
+// TestRecordPrincipals: each kind of caller is named in its record as
+// docs/audit.md says: an OAuth consent with its subject, client, project
+// and consent; the stdio process's credential (token or Basic) only by a
+// keyed fingerprint, with the transport and JSON-RPC id; an anonymous
+// caller only when Anonymous is set, by its address key.
+func TestRecordPrincipals(t *testing.T) {
+	oauth := &middleware.Principal{Kind: middleware.OAuthConsent, Subject: "alice", ClientID: "cli_1", ProjectID: "prj_1", ConsentID: "grt_1"}
+	addr := &middleware.Record{}
+	addr.SetCall(middleware.Call{Method: "tools/call", Tool: "t", ID: []byte(`"7"`)})
+	cases := []struct {
+		name      string
+		ctx       context.Context
+		stdio     bool
+		anonymous bool
+		want      Principal
+		wantID    string
+		secret    string
+	}{
+		{"oauth", middleware.WithPrincipal(context.Background(), oauth), false, false,
+			Principal{Kind: KindOAuth, Subject: "alice", ClientID: "cli_1", ProjectID: "prj_1", ConsentID: "grt_1"}, "", ""},
+		{"stdio token", middleware.WithRecord(middleware.WithPrincipal(context.Background(), middleware.NewProcessPrincipal(middleware.Credential{Token: "process-token-0123456789"})), addr), true, false,
+			Principal{Kind: KindProcess}, `"7"`, "process-token-0123456789"},
+		{"stdio basic", middleware.WithRecord(middleware.WithPrincipal(context.Background(), middleware.NewProcessPrincipal(middleware.Credential{Username: "bot", Password: "basic-password-0123456789"})), addr), true, false,
+			Principal{Kind: KindProcess}, `"7"`, "basic-password-0123456789"},
+		{"anonymous", context.Background(), false, true, Principal{Kind: KindAnonymous}, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &Writer{queue: make(chan Record, 1), done: make(chan struct{})}
+			r := NewRecorder(BestEffort, w, []byte("k"))
+			r.Anonymous = tc.anonymous
+			var counted []string
+			r.Calls = func(kind, outcome string) { counted = append(counted, kind+"/"+outcome) }
+			if err := r.Record(tc.ctx, Call{Tool: "t", Outcome: "ok", Result: ptr("{}"), Stdio: tc.stdio}); err != nil {
+				t.Fatal(err)
+			}
+			got := <-w.queue
+			fp := got.Principal.Fingerprint
+			got.Principal.Fingerprint = ""
+			if got.Principal != tc.want || got.RequestID != tc.wantID || (got.Transport == "stdio") != tc.stdio {
+				t.Fatalf("record %+v, want principal %+v, request id %q, stdio %v", got, tc.want, tc.wantID, tc.stdio)
+			}
+			if got.Evidence.ResultSHA256 != SHA256Hex([]byte("{}")) {
+				t.Fatalf("result hash %q, want the SHA-256 of the result text", got.Evidence.ResultSHA256)
+			}
+			if (fp != "") != (tc.secret != "") || len(counted) != 1 || counted[0] != tc.want.Kind+"/ok" {
+				t.Fatalf("fingerprint %q, counted %v", fp, counted)
+			}
+			b, _ := got.Encode()
+			if tc.secret != "" && strings.Contains(string(b), tc.secret) {
+				t.Fatalf("record %s holds the credential", b)
+			}
+		})
+	}
+	w := &Writer{queue: make(chan Record, 1), done: make(chan struct{})}
+	if err := NewRecorder(BestEffort, w, []byte("k")).Record(context.Background(), Call{Tool: "t", Outcome: "ok"}); err != nil || len(w.queue) != 0 {
+		t.Fatalf("anonymous call with Anonymous unset: %v, %d queued; want none", err, len(w.queue))
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
+	"io"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -63,6 +66,10 @@ type Call struct {
 	Outcome string
 	// Result is the result text answered, nil for a refusal.
 	Result *string
+	// Stdio is set for a call over `agent-gateway stdio`: no HTTP request
+	// id or address, so the record names the transport and the
+	// JSON-RPC id instead.
+	Stdio bool
 }
 
 // Recorder builds each authenticated call's record and queues it.
@@ -73,6 +80,14 @@ type Recorder struct {
 	now         func() time.Time
 	// dropped counts a record the queue refused.
 	dropped func(reason string, n int)
+	// Anonymous records the calls of callers without a principal too
+	// (audit.anonymous); set it at wiring, before serving.
+	Anonymous bool
+	// Calls, when set, counts each recorded call by principal kind and
+	// outcome class (the dashboard's calls by principal and outcome).
+	Calls func(kind, outcome string)
+	// macs pools the fingerprint's HMAC states (fingerprintOf).
+	macs sync.Pool
 }
 
 // NewRecorder returns the recorder of mode over w; fingerprintKey keys
@@ -81,13 +96,17 @@ func NewRecorder(mode Mode, w *Writer, fingerprintKey []byte) *Recorder {
 	return &Recorder{mode: mode, w: w, fingerprint: fingerprintKey, now: time.Now, dropped: w.cfg.Counters.Dropped}
 }
 
-// Record queues the record of c if its caller is authenticated; an
-// anonymous call is not recorded. In Required mode a record the queue
+// maxStdioIDBytes bounds the JSON-RPC id a stdio record keeps as its
+// request id: the id is the client's text.
+const maxStdioIDBytes = 128
+
+// Record queues the record of c if its caller is authenticated, or, with
+// Anonymous set, of any caller. In Required mode a record the queue
 // refuses is an audit_unavailable error, and the caller answers that
 // instead of the result.
 func (r *Recorder) Record(ctx context.Context, c Call) error {
 	p := middleware.PrincipalFromContext(ctx)
-	if p == nil {
+	if p == nil && !r.Anonymous {
 		return nil
 	}
 	rec := middleware.RecordFromContext(ctx)
@@ -101,47 +120,105 @@ func (r *Recorder) Record(ctx context.Context, c Call) error {
 		Target:     targetOf(c.Args),
 		Outcome:    c.Outcome,
 	}
+	if c.Stdio {
+		out.Transport = "stdio"
+		if id := rec.Call().ID; len(id) <= maxStdioIDBytes {
+			out.RequestID = string(id)
+		}
+	}
 	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
 		out.TraceID = sc.TraceID().String()
 	}
 	if c.Result != nil {
-		out.Evidence.ResultSHA256 = sha256String(*c.Result)
 		if s, ok := ctx.Value(evidenceKey{}).(*evidenceSlot); ok {
 			out.Evidence.Diff, out.Evidence.Document, out.Evidence.Grant = s.diff, s.document, s.grant
 		}
+		// A diff page or document fragment is identified by its evidence
+		// (the bytes' own SHA-256, range and source); hashing its whole
+		// result text again, ~48 KB for a diff page, was most of what the
+		// record cost the call. Every other result is identified by it.
+		if out.Evidence.Diff == nil && out.Evidence.Document == nil {
+			out.Evidence.ResultSHA256 = sha256String(*c.Result)
+		}
 	}
 	if r.w.Enqueue(out) {
+		r.count(out.Principal.Kind, c.Outcome)
 		return nil
 	}
 	if r.dropped != nil {
 		r.dropped("queue_full", 1)
 	}
 	if r.mode == Required {
+		// The caller is answered this instead of the outcome it had.
+		r.count(out.Principal.Kind, string(toolerr.AuditUnavailable))
 		return toolerr.New(toolerr.AuditUnavailable, "the call's audit record could not be queued; nothing was answered, retry later")
 	}
+	r.count(out.Principal.Kind, c.Outcome)
 	return nil
 }
 
-// principal describes p without its credential.
+// count counts one call by principal kind and the outcome answered.
+func (r *Recorder) count(kind, outcome string) {
+	if r.Calls != nil {
+		r.Calls(kind, outcomeClass(outcome))
+	}
+}
+
+// principal describes p without its credential; nil is an anonymous
+// caller, known only by its address key.
 func (r *Recorder) principal(p *middleware.Principal) Principal {
-	out := Principal{Subject: p.Subject, ProjectID: p.ProjectID, ConsentID: p.ConsentID}
+	if p == nil {
+		return Principal{Kind: KindAnonymous}
+	}
+	out := Principal{Subject: p.Subject, ClientID: p.ClientID, ProjectID: p.ProjectID, ConsentID: p.ConsentID}
 	switch p.Kind {
 	case middleware.OAuthConsent:
-		out.Kind = "oauth"
+		out.Kind = KindOAuth
 	case middleware.LegacyProjectToken:
-		out.Kind = "legacy_token"
+		out.Kind = KindLegacyToken
 	case middleware.ProcessCredential:
-		out.Kind = "process"
+		out.Kind = KindProcess
+		out.Fingerprint = r.fingerprintOf(p.ForgejoCredential())
 	case middleware.ForgejoPassthrough:
-		out.Kind = "forgejo_bearer"
-		mac := hmac.New(sha256.New, r.fingerprint)
-		cred := p.ForgejoCredential()
-		mac.Write([]byte(cred.Token))
-		out.Fingerprint = hex.EncodeToString(mac.Sum(nil))
+		out.Kind = KindForgejoBearer
+		out.Fingerprint = r.fingerprintOf(p.ForgejoCredential())
 	default:
 		out.Kind = "unknown"
 	}
 	return out
+}
+
+// fingerprintOf is the keyed fingerprint of a Forgejo credential:
+// HMAC-SHA256 under the data directory's secret of the token, or of
+// "basic", the user name and the password separated by NUL bytes. Without
+// the secret it cannot be tested against a guessed token, unlike a plain
+// hash; with it, an operator can tell whose a fingerprint is. The HMAC
+// states are pooled: a reset one starts from its keyed state, where a new
+// one hashes the key again and allocates two digests.
+func (r *Recorder) fingerprintOf(c middleware.Credential) string {
+	mac, _ := r.macs.Get().(hash.Hash)
+	if mac == nil {
+		mac = hmac.New(sha256.New, r.fingerprint)
+	}
+	defer r.macs.Put(mac)
+	mac.Reset()
+	if c.Token != "" || c.Username == "" {
+		io.WriteString(mac, c.Token)
+	} else {
+		io.WriteString(mac, "basic\x00"+c.Username+"\x00"+c.Password)
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(mac.Sum(sum[:0]))
+}
+
+// outcomeClass bounds an outcome for a metric label: ok, or the error
+// code, which is one of the stable codes (upstream/toolerr), a bounded
+// set.
+func outcomeClass(outcome string) string {
+	if outcome == "" {
+		return "unknown"
+	}
+	return outcome
 }
 
 // targetOf reads the target members of a call's arguments; arguments

@@ -41,22 +41,36 @@ type Record struct {
 	TraceID    string    `json:"trace_id,omitempty"`
 	Principal  Principal `json:"principal"`
 	AddressKey string    `json:"address_key,omitempty"`
-	Toolset    string    `json:"toolset"`
-	Tool       string    `json:"tool"`
-	Target     Target    `json:"target"`
+	// Transport is "stdio" for a call over `agent-gateway stdio` (whose
+	// RequestID is then the JSON-RPC id), empty over HTTP.
+	Transport string `json:"transport,omitempty"`
+	Toolset   string `json:"toolset"`
+	Tool      string `json:"tool"`
+	Target    Target `json:"target"`
 	// Outcome is "ok" or the stable error code answered.
 	Outcome  string   `json:"outcome"`
 	Evidence Evidence `json:"evidence"`
 }
 
+// The principal kinds of a record.
+const (
+	KindOAuth         = "oauth"
+	KindLegacyToken   = "legacy_token"
+	KindForgejoBearer = "forgejo_bearer"
+	KindProcess       = "process"
+	KindAnonymous     = "anonymous"
+)
+
 // Principal is who called, without any credential: an OAuth consent's
-// subject, project and consent; for a Forgejo bearer only Fingerprint, an
-// HMAC-SHA256 of the bearer under the data directory's fingerprint
-// secret, so that one bearer's calls can be grouped without the record
-// holding the token or a plain hash of it.
+// subject, client, project and consent; for a Forgejo bearer (or the
+// stdio process's own credential) only Fingerprint, an HMAC-SHA256 of the
+// credential under the data directory's fingerprint secret, so that one
+// bearer's calls can be grouped without the record holding the token or a
+// plain hash of it.
 type Principal struct {
 	Kind        string `json:"kind"`
 	Subject     string `json:"subject,omitempty"`
+	ClientID    string `json:"client_id,omitempty"`
 	ProjectID   string `json:"project_id,omitempty"`
 	ConsentID   string `json:"consent_id,omitempty"`
 	Fingerprint string `json:"fingerprint,omitempty"`

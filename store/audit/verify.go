@@ -44,10 +44,14 @@ func (p Problem) String() string { return fmt.Sprintf("record %d %s: %s", p.Seq,
 
 // ChainReport is what Verify found of one writer's chain.
 type ChainReport struct {
-	Writer      string   `json:"writer"`
-	Records     int64    `json:"records"`
-	Checkpoints int      `json:"checkpoints"`
-	Problem     *Problem `json:"problem,omitempty"`
+	Writer      string `json:"writer"`
+	Records     int64  `json:"records"`
+	Checkpoints int    `json:"checkpoints"`
+	// Purged is the last record of the prefix a purge removed (records 1
+	// to Purged), 0 when the chain starts at record 1. The chain's records
+	// continue from the signed checkpoint the purge kept at Purged.
+	Purged  int64    `json:"purged,omitempty"`
+	Problem *Problem `json:"problem,omitempty"`
 }
 
 // Report is Verify's answer, one entry per chain.
@@ -101,7 +105,7 @@ func verifyChain(ctx context.Context, src Source, writer string, trusted map[str
 	// Signatures first: a checkpoint that does not verify cannot vouch
 	// for the records.
 	heads := map[int64]string{}
-	var lastSigned int64
+	var firstSigned, lastSigned int64
 	for _, cp := range cps {
 		pub, ok := trusted[cp.KeyID]
 		switch {
@@ -114,6 +118,9 @@ func verifyChain(ctx context.Context, src Source, writer string, trusted map[str
 		}
 		heads[cp.Seq] = cp.Head
 		lastSigned = max(lastSigned, cp.Seq)
+		if firstSigned == 0 || cp.Seq < firstSigned {
+			firstSigned = cp.Seq
+		}
 	}
 	want, prev := int64(1), zeroHash
 	after := int64(0)
@@ -121,6 +128,26 @@ func verifyChain(ctx context.Context, src Source, writer string, trusted map[str
 		rows, err := src.ListAuditRecords(ctx, writer, after, store.MaxAuditBatch)
 		if err != nil {
 			return rep, err
+		}
+		if after == 0 {
+			// A purged chain starts after the checkpoint its purge kept: its
+			// signed head is the predecessor hash of the first record left.
+			// With no record left, the last checkpoint is that anchor.
+			start := lastSigned
+			if len(rows) > 0 {
+				start = rows[0].Seq - 1
+			}
+			if head, ok := heads[start]; ok && start > 0 {
+				// A purge deletes the checkpoints before the one it keeps
+				// in the same transaction: one left below it means the
+				// records were deleted some other way.
+				if firstSigned < start {
+					rep.Problem = &Problem{Kind: Missing, Seq: firstSigned, Detail: fmt.Sprintf(
+						"records 1 to %d are missing, but not purged: the checkpoint at %d, which a purge to %d would have removed, is still stored", start, firstSigned, start)}
+					return rep, nil
+				}
+				want, prev, rep.Purged = start+1, head, start
+			}
 		}
 		for _, row := range rows {
 			if p := checkRow(writer, row, want, prev, heads); p != nil {

@@ -103,6 +103,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		"agent_gateway_budget_rejections_total",
 		"agent_gateway_load_refusals_total",
 		"agent_gateway_github_installation_tokens_total",
+		"agent_gateway_audit_calls_total",
 	} {
 		if !names[want] {
 			t.Errorf("no dashboard query reads %s", want)
@@ -112,10 +113,12 @@ func TestGrafanaDashboard(t *testing.T) {
 
 	emu, d := startDemoEmulator(t)
 	// The dashboard reads the store's row counts too, which only the
-	// metrics listener serves.
+	// metrics listener serves, and the audit record's series, which exist
+	// with audit.mode on.
 	docs := newDocStack(t, storetest.SQLiteURL(t), stackOptions{env: map[string]string{
 		"AGENT_GATEWAY_FORGEJO_ORIGIN": emu.URL(),
 		"AGENT_GATEWAY_METRICS_LISTEN": gatewaytest.FreeAddr(t),
+		"AGENT_GATEWAY_AUDIT_MODE":     "best_effort",
 	}})
 	gw := docs.gw
 	fj := gw.Connect(t, "/mcp/forgejo", d.ReaderToken)
@@ -155,6 +158,8 @@ func TestGrafanaDashboard(t *testing.T) {
 		`agent_gateway_budget_rejections_total{budget="refused_bearers",toolset="agent-gateway-documents"} 0`,
 		`agent_gateway_oauth_refusals_total{endpoint="register",reason="rate_limited"} 0`,
 		`agent_gateway_pages_served_total{tool="git_document_get"} 0`,
+		`agent_gateway_audit_records_total{result="queue_full"} 0`,
+		`agent_gateway_audit_calls_total{outcome="ok",principal_kind="forgejo_bearer"} 2`,
 	} {
 		if !strings.Contains(exposition, want) {
 			t.Errorf("/metrics lacks the zero series %s", want)
