@@ -36,13 +36,7 @@ const MaxRequestBodyBytes = middleware.MaxBodyBytes
 func (c *Toolset) HTTPHandler(log *slog.Logger, o HTTPOptions) http.Handler {
 	full := c.Server(nil, log)
 	anonymous := c.Server(func(t Tool) bool { return t.Policy.Anonymous }, log)
-	opts := &mcp.StreamableHTTPOptions{
-		Stateless:                    true,
-		JSONResponse:                 true,
-		MaxRequestBodyBytes:          MaxRequestBodyBytes,
-		Logger:                       quiet(log),
-		PropagateRequestCancellation: true,
-	}
+	opts := streamableOptions(log)
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if middleware.PrincipalFromContext(r.Context()) != nil {
 			return full
@@ -57,6 +51,18 @@ func (c *Toolset) HTTPHandler(log *slog.Logger, o HTTPOptions) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(WithCaller(r.Context())))
 	})
+}
+
+// streamableOptions are the SDK handler's options: the owned path reads
+// the same value, so a guard that depends on one follows it.
+func streamableOptions(log *slog.Logger) *mcp.StreamableHTTPOptions {
+	return &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		JSONResponse:                 true,
+		MaxRequestBodyBytes:          MaxRequestBodyBytes,
+		Logger:                       quiet(log),
+		PropagateRequestCancellation: true,
+	}
 }
 
 // HTTPOptions are the choices of HTTPHandler.

@@ -11,8 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 // ownedPath serves stateless tools/call on the request goroutine, with the
@@ -41,19 +39,8 @@ func (o *ownedPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		o.sdk.ServeHTTP(w, r)
 		return
 	}
-	// Server.callTool: the tool of the caller's server (HTTPHandler's
-	// getServer); an unknown one is the SDK's JSON-RPC error.
-	tools := o.anonymous
-	if middleware.PrincipalFromContext(r.Context()) != nil {
-		tools = o.full
-	}
-	h, ok := tools[call.params.Name]
-	if !ok {
-		o.sdk.ServeHTTP(w, r)
-		return
-	}
 	ctx := r.Context()
-	res, err := h(ctx, &mcp.CallToolRequest{
+	res, err := call.handler(ctx, &mcp.CallToolRequest{
 		Params: call.params,
 		// servePOST: what the SDK attaches to every request.
 		Extra: &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header},

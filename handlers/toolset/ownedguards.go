@@ -12,13 +12,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 // ownedCall is a stateless tools/call the owned path understands fully:
 // everything the SDK would read from the request before it runs the tool.
 type ownedCall struct {
-	id     []byte // the id as the SDK writes it back
-	params *mcp.CallToolParamsRaw
+	id      []byte // the id as the SDK writes it back
+	params  *mcp.CallToolParamsRaw
+	handler mcp.ToolHandler
 }
 
 // ownedVersions are the MCP-Protocol-Version values the owned path serves
@@ -148,7 +151,18 @@ func (o *ownedPath) ownable(r *http.Request) (ownedCall, bool) {
 		}
 		params.Meta = meta
 	}
-	return ownedCall{id: id, params: params}, true
+	// Server.callTool: a tool of the caller's server (HTTPHandler's
+	// getServer: a principal's or the anonymous one); an unknown tool is
+	// the SDK's JSON-RPC error.
+	tools := o.anonymous
+	if middleware.PrincipalFromContext(r.Context()) != nil {
+		tools = o.full
+	}
+	h, ok := tools[name]
+	if !ok {
+		return ownedCall{}, false
+	}
+	return ownedCall{id: id, params: params, handler: h}, true
 }
 
 // readBody reads the body up to the SDK's limit and puts it back for
