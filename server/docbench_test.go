@@ -18,25 +18,33 @@ import (
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
+// startAppEmulator starts the GitHub emulator with a GitHub App (id 1001)
+// whose private key is in keyFile; it stops when tb ends.
+func startAppEmulator(tb testing.TB) (emu *githubemu.Emulator, keyFile string) {
+	tb.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keyFile = filepath.Join(tb.TempDir(), "app.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	emu, err = githubemu.Start(githubemu.Options{Dir: tb.TempDir(), AppID: 1001, AppKey: &key.PublicKey})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = emu.Close() })
+	return emu, keyFile
+}
+
 // BenchmarkDocumentFragment serves tools/call git_document_get of the
 // demo's 204,800-byte document (a 64 KiB fragment) through the whole
 // in-process router against the GitHub emulator; run with -cpuprofile to
 // see where a fragment's time goes (docs/performance.md, "Document
 // fragments").
 func BenchmarkDocumentFragment(b *testing.B) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		b.Fatal(err)
-	}
-	keyFile := filepath.Join(b.TempDir(), "app.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	emu, err := githubemu.Start(githubemu.Options{Dir: b.TempDir(), AppID: 1001, AppKey: &key.PublicKey})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer emu.Close()
+	emu, keyFile := startAppEmulator(b)
 	d, err := emu.SeedDocs("demo", "handbook", 77)
 	if err != nil {
 		b.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 // ownedPath serves stateless tools/call on the request goroutine, with the
@@ -40,6 +42,7 @@ func (o *ownedPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	middleware.RecordFromContext(ctx).SetOwned()
 	res, err := call.handler(ctx, &mcp.CallToolRequest{
 		Params: call.params,
 		// servePOST: what the SDK attaches to every request.

@@ -1,10 +1,8 @@
 package toolset
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
+	"github.com/agent-gateway/agent-gateway/test/mcpdiff"
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
@@ -256,60 +255,13 @@ func (dc diffCase) request(t *testing.T, url string) *http.Request {
 	return req
 }
 
-// answer is what a client reads of a response.
-type answer struct {
-	status  int
-	headers map[string][]string
-	body    []byte
-}
-
-// clientHeaders are the response headers a client reads.
-var clientHeaders = []string{"Content-Type", "Content-Length", "Cache-Control", "Mcp-Session-Id", "WWW-Authenticate",
-	"Allow", "Retry-After", "X-Content-Type-Options", "Connection"}
-
-func do(t *testing.T, req *http.Request) answer {
+func do(t *testing.T, req *http.Request) mcpdiff.Answer {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	a, err := mcpdiff.Do(http.DefaultClient, req)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := answer{status: resp.StatusCode, headers: map[string][]string{}, body: body}
-	for _, h := range clientHeaders {
-		if v := resp.Header.Values(h); v != nil {
-			a.headers[h] = v
-		}
-	}
-	if resp.TransferEncoding != nil {
-		a.headers["Transfer-Encoding"] = resp.TransferEncoding
 	}
 	return a
-}
-
-// sameAnswer fails t unless the owned path's answer is the SDK's: status,
-// the headers a client reads, and the body byte for byte.
-func sameAnswer(t *testing.T, owned, sdk answer) {
-	t.Helper()
-	if owned.status != sdk.status {
-		t.Errorf("status: owned %d, SDK %d", owned.status, sdk.status)
-	}
-	for _, h := range append(clientHeaders, "Transfer-Encoding") {
-		if o, s := strings.Join(owned.headers[h], "\n"), strings.Join(sdk.headers[h], "\n"); o != s {
-			t.Errorf("%s: owned %q, SDK %q", h, o, s)
-		}
-	}
-	if !bytes.Equal(owned.body, sdk.body) {
-		i := 0
-		for i < len(owned.body) && i < len(sdk.body) && owned.body[i] == sdk.body[i] {
-			i++
-		}
-		from := max(0, i-60)
-		t.Errorf("bodies differ at byte %d of %d/%d:\nowned …%.200q\nSDK   …%.200q", i, len(owned.body), len(sdk.body), owned.body[from:], sdk.body[from:])
-	}
 }
 
 // TestOwnedPathDifferential is the owned path's contract at the toolset:
@@ -336,7 +288,9 @@ func TestOwnedPathDifferential(t *testing.T) {
 			if _, got := guards.ownable(probe); got != dc.owned {
 				t.Errorf("owned = %v, want %v", got, dc.owned)
 			}
-			sameAnswer(t, do(t, dc.request(t, owned.URL)), do(t, dc.request(t, sdk.URL)))
+			if diff := mcpdiff.Differs(do(t, dc.request(t, owned.URL)), do(t, dc.request(t, sdk.URL))); diff != "" {
+				t.Error(diff)
+			}
 		})
 	}
 }
