@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 	"github.com/agent-gateway/agent-gateway/upstream"
@@ -40,7 +42,8 @@ func startAppEmulator(tb testing.TB) (emu *githubemu.Emulator, keyFile string) {
 
 // BenchmarkDocumentFragment serves tools/call git_document_get of the
 // demo's 204,800-byte document (a 64 KiB fragment) through the whole
-// in-process router against the GitHub emulator; run with -cpuprofile to
+// in-process router against the GitHub emulator, on the owned tools/call
+// path and on the SDK's side by side; run with -cpuprofile to
 // see where a fragment's time goes (docs/performance.md, "Document
 // fragments").
 func BenchmarkDocumentFragment(b *testing.B) {
@@ -85,5 +88,12 @@ func BenchmarkDocumentFragment(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchCalls(b, g.Handler(), "/mcp/documents", tok.Secret, "git_document_get", `{"source_id":"`+src.ID+`"}`, "fragment_sha256")
+	for _, p := range ownedPaths {
+		b.Run(p.name, func(b *testing.B) {
+			// Each path its own router, registry and all, over the one store.
+			g.cfg.OwnedToolCalls = p.configure == nil
+			g.registry = prometheus.NewRegistry()
+			benchCalls(b, g.Handler(), "/mcp/documents", tok.Secret, "git_document_get", `{"source_id":"`+src.ID+`"}`, "fragment_sha256")
+		})
+	}
 }
