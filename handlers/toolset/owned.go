@@ -51,9 +51,13 @@ func (o *ownedPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeOwned(w, call.id, res, err)
 }
 
-// outBuf holds answers being written; a fragment's answer is ~100 KiB, so
-// reusing them saves most of a call's garbage.
+// outBuf holds answers being written, so a call's answer is not garbage.
+// Buffers over maxPooledAnswer (a 1 MiB document's answer) are left to the
+// collector: the pool must not hold memory the gateway's RSS bound needs.
 var outBuf = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledAnswer covers a 64 KiB fragment's or a diff page's answer.
+const maxPooledAnswer = 256 << 10
 
 // writeOwned writes the JSON-RPC response to a call as the SDK's stateless
 // JSON handler does: servePOST's headers, then jsonrpc2.EncodeMessage of
@@ -63,7 +67,7 @@ var outBuf = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 func writeOwned(w http.ResponseWriter, id []byte, res *mcp.CallToolResult, err error) {
 	b := outBuf.Get().(*bytes.Buffer)
 	defer func() {
-		if b.Cap() <= 4<<20 {
+		if b.Cap() <= maxPooledAnswer {
 			b.Reset()
 			outBuf.Put(b)
 		}
@@ -135,7 +139,9 @@ func appendJSON(b *bytes.Buffer, v any) {
 }
 
 // wireError is a handler's error as jsonrpc2's toWireError puts it on the
-// wire: its own code when it is a JSON-RPC error, 0 otherwise.
+// wire: its own code when it is a JSON-RPC error, 0 otherwise. Toolset's
+// handlers answer every failure as a result and never return one; this
+// keeps the answer the SDK's should that change.
 func wireError(err error) *jsonrpc.Error {
 	if we, ok := err.(*jsonrpc.Error); ok {
 		return we
