@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
 // TestPlainID: the ids the owned path writes back itself, and what it
@@ -107,5 +109,40 @@ func TestOwnedBodyPutBack(t *testing.T) {
 		if err != nil || !bytes.Equal(got, []byte(body)) {
 			t.Errorf("the SDK would read %d bytes of %d (%v)", len(got), len(body), err)
 		}
+	}
+}
+
+// TestOwnedPathSwitches: the owned path answers an ownable call unless
+// HTTPOptions.SDKOnly (mcp.owned_tool_calls false) or MCPGODEBUG, whose
+// switches change the SDK's defaults it mirrors, is set.
+func TestOwnedPathSwitches(t *testing.T) {
+	c := New("switch", "v0", "", diffTools()...)
+	for _, tc := range []struct {
+		name  string
+		opts  HTTPOptions
+		debug string
+		owned bool
+	}{
+		{"default", HTTPOptions{}, "", true},
+		{"SDK only", HTTPOptions{SDKOnly: true}, "", false},
+		{"MCPGODEBUG set", HTTPOptions{}, "allowsessionsinstateless=1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("MCPGODEBUG", tc.debug)
+			h := c.HTTPHandler(nil, tc.opts)
+			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(rpcCall("1", "echo", `{"text":"x"}`)))
+			for k, v := range diffHeaders {
+				r.Header.Set(k, v)
+			}
+			rec := &middleware.Record{}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r.WithContext(middleware.WithRecord(r.Context(), rec)))
+			if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `\"echo\":\"x\"`) {
+				t.Fatalf("%d %s", w.Code, w.Body)
+			}
+			if rec.Owned() != tc.owned {
+				t.Errorf("owned = %v, want %v", rec.Owned(), tc.owned)
+			}
+		})
 	}
 }
