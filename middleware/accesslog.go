@@ -24,8 +24,8 @@ const (
 
 // AccessLog writes one JSON line per request, of bounded size whatever the
 // caller sent. It logs only values the gateway chose or bounded: method, route path, status, size, duration, the
-// request ID, the peeked JSON-RPC method and tool, the outcome code, the
-// client address and the hashed caller key. It never logs headers, so
+// request ID, the peeked JSON-RPC method and tool, the outcome code, whether
+// the gateway's own tools/call path answered (served_by), the client address and the hashed caller key. It never logs headers, so
 // Authorization, cookies and tokens cannot reach the log, and never bodies.
 //
 // Lines are bounded per client address (AccessLinesPerSecond,
@@ -60,6 +60,11 @@ func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			attrs = append(attrs, CappedString("rpc_method", call.Method, MaxLoggedField)...)
 			attrs = append(attrs, CappedString("tool", call.Tool, MaxLoggedField)...)
 			attrs = append(attrs, slog.String("outcome", rec.Outcome()))
+			if rec.Owned() {
+				// Which path answered a call: when a client sees a
+				// difference, this says whose answer it was.
+				attrs = append(attrs, slog.String("served_by", "gateway"))
+			}
 			if suppressed > 0 {
 				attrs = append(attrs, slog.Int64("suppressed_lines", suppressed))
 			}

@@ -26,6 +26,7 @@ type Record struct {
 	outcome   string // "ok" or a stable error code
 	page      int    // bytes of content served by a paging tool; -1 for none
 	pageSet   bool
+	owned     bool // answered by the gateway's own tools/call path
 }
 
 // Call is what the MCP peek learned from the JSON-RPC envelope.
@@ -89,6 +90,13 @@ func (r *Record) Outcome() string { r.mu.Lock(); defer r.mu.Unlock(); return r.o
 
 // SetOutcome records the tool outcome.
 func (r *Record) SetOutcome(o string) { r.mu.Lock(); r.outcome = o; r.mu.Unlock() }
+
+// SetOwned marks the call as answered by the gateway's own tools/call
+// path (handlers/toolset/owned.go) rather than the SDK's handler.
+func (r *Record) SetOwned() { r.mu.Lock(); r.owned = true; r.mu.Unlock() }
+
+// Owned reports whether SetOwned was called.
+func (r *Record) Owned() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.owned }
 
 // SetPage records that the call served one page (a diff window or a
 // document fragment) of n content bytes, for the pages-served metrics.

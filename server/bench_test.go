@@ -15,11 +15,25 @@ import (
 )
 
 // BenchmarkAnonymousToolCall serves tools/call get_repository through the
-// whole in-process router against the emulator; run with -cpuprofile to
-// see where the gateway's time goes.
+// whole in-process router against the emulator, on the owned tools/call
+// path and on the SDK's (mcp.owned_tool_calls off), side by side in one
+// run; run with -cpuprofile to see where the gateway's time goes. The
+// emulator's work is in the same process and in every figure.
 func BenchmarkAnonymousToolCall(b *testing.B) {
 	emu, d := benchEmulator(b)
-	benchAnonymousCall(b, emu, d, nil)
+	for _, p := range ownedPaths {
+		b.Run(p.name, func(b *testing.B) { benchAnonymousCall(b, emu, d, p.configure) })
+	}
+}
+
+// ownedPaths are the two ways the gateway serves a tools/call: its own
+// path (the default) and the SDK's handler.
+var ownedPaths = []struct {
+	name      string
+	configure func(*Config)
+}{
+	{"owned", nil},
+	{"sdk", func(c *Config) { c.OwnedToolCalls = false }},
 }
 
 // benchEmulator starts the Core emulator with the demo's data for one
@@ -87,6 +101,7 @@ func benchCalls(b *testing.B, h http.Handler, endpoint, bearer, tool, args, want
 		req := httptest.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 		if bearer != "" {
 			req.Header.Set("Authorization", "Bearer "+bearer)
 		}

@@ -87,6 +87,10 @@ type Config struct {
 	// (proxies.go); the gateway warns at every start.
 	TrustAllForwarded bool
 	AllowedOrigins    []string
+	// OwnedToolCalls serves stateless tools/call on the gateway's own
+	// path, byte-identical to the SDK's (handlers/toolset/owned.go);
+	// false sends every MCP request through the SDK's handler.
+	OwnedToolCalls    bool
 	publicURLExplicit bool
 
 	// OIDC is the identity provider of the gateway's OAuth authorization

@@ -13,30 +13,41 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
+// startAppEmulator starts the GitHub emulator with a GitHub App (id 1001)
+// whose private key is in keyFile; it stops when tb ends.
+func startAppEmulator(tb testing.TB) (emu *githubemu.Emulator, keyFile string) {
+	tb.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keyFile = filepath.Join(tb.TempDir(), "app.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	emu, err = githubemu.Start(githubemu.Options{Dir: tb.TempDir(), AppID: 1001, AppKey: &key.PublicKey})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = emu.Close() })
+	return emu, keyFile
+}
+
 // BenchmarkDocumentFragment serves tools/call git_document_get of the
 // demo's 204,800-byte document (a 64 KiB fragment) through the whole
-// in-process router against the GitHub emulator; run with -cpuprofile to
+// in-process router against the GitHub emulator, on the owned tools/call
+// path and on the SDK's side by side; run with -cpuprofile to
 // see where a fragment's time goes (docs/performance.md, "Document
 // fragments").
 func BenchmarkDocumentFragment(b *testing.B) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		b.Fatal(err)
-	}
-	keyFile := filepath.Join(b.TempDir(), "app.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	emu, err := githubemu.Start(githubemu.Options{Dir: b.TempDir(), AppID: 1001, AppKey: &key.PublicKey})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer emu.Close()
+	emu, keyFile := startAppEmulator(b)
 	d, err := emu.SeedDocs("demo", "handbook", 77)
 	if err != nil {
 		b.Fatal(err)
@@ -77,5 +88,12 @@ func BenchmarkDocumentFragment(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchCalls(b, g.Handler(), "/mcp/documents", tok.Secret, "git_document_get", `{"source_id":"`+src.ID+`"}`, "fragment_sha256")
+	for _, p := range ownedPaths {
+		b.Run(p.name, func(b *testing.B) {
+			// Each path its own router, registry and all, over the one store.
+			g.cfg.OwnedToolCalls = p.configure == nil
+			g.registry = prometheus.NewRegistry()
+			benchCalls(b, g.Handler(), "/mcp/documents", tok.Secret, "git_document_get", `{"source_id":"`+src.ID+`"}`, "fragment_sha256")
+		})
+	}
 }

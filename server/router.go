@@ -107,7 +107,7 @@ func (g *Gateway) mcpChain(c *toolset.Toolset, auth middleware.AuthOptions, a mi
 	bo := g.budgetOptions(c.Name)
 	budgets := middleware.NewBudgets(c, bo)
 	g.zeroBudgets(c, endpointBudgets(c, auth, bo))
-	h := c.HTTPHandler(g.log)
+	h := c.HTTPHandler(g.log, toolset.HTTPOptions{SDKOnly: !g.cfg.OwnedToolCalls})
 	// Innermost first: budgets are spent only by calls that passed the scope
 	// gate, which needs the principal (authentication), which needs the
 	// peeked call; the peek reads a body the limit has already bounded; the

@@ -281,6 +281,7 @@ var settings = []setting{
 		show: func(c *Config) string { return joinShown(c.TrustedProxies, netip.Prefix.String) },
 	}},
 	{key: "trust_all_forwarded", def: "false", help: "believe X-Forwarded-For from trusted_proxies however wide they are together (past a /8 or a /32 the gateway refuses to start without it, and warns at every start with it)", field: boolField(func(c *Config) *bool { return &c.TrustAllForwarded })},
+	{key: "mcp.owned_tool_calls", def: "true", help: "serve stateless tools/call on the gateway's own path, byte-identical to the MCP SDK's and at a fraction of its CPU (docs/architecture.md); false sends every MCP request through the SDK's handler", field: boolField(func(c *Config) *bool { return &c.OwnedToolCalls })},
 	{key: "allowed_origins", help: "comma-separated extra browser origins allowed on the MCP endpoints, each http(s)://host[:port]", field: field{
 		set: func(c *Config, v string) error {
 			var origins, bad []string

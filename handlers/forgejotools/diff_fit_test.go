@@ -127,7 +127,7 @@ func TestEnvelopeMatchesSDK(t *testing.T) {
 	}
 	cat := toolset.New(testServer.Name, testServer.Version, "", toolset.Typed(toolset.Tool{Name: "echo", Policy: anonymousPolicy},
 		func(_ context.Context, in echoArgs) (any, error) { return in.S, nil }))
-	srv := httptest.NewServer(cat.HTTPHandler(nil))
+	srv := httptest.NewServer(cat.HTTPHandler(nil, toolset.HTTPOptions{}))
 	defer srv.Close()
 	r := rand.New(rand.NewPCG(3, 4))
 	seen := map[string]bool{}

@@ -28,7 +28,7 @@ func TestHTTPCallerLeaves(t *testing.T) {
 			}
 			return "done", nil
 		}))
-	h := middleware.MCPPeek(c.HTTPHandler(slog.New(slog.DiscardHandler)))
+	h := middleware.MCPPeek(c.HTTPHandler(slog.New(slog.DiscardHandler), HTTPOptions{}))
 	srv := httptest.NewServer(middleware.RequestID(h))
 	t.Cleanup(srv.Close)
 	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {

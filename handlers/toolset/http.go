@@ -28,24 +28,48 @@ const MaxRequestBodyBytes = middleware.MaxBodyBytes
 // whose caller gave up held its request slot, goroutines and upstream
 // connection for as long as the upstream kept trickling. WithCaller carries
 // the request's context to the tool handler, which ends with it.
-func (c *Toolset) HTTPHandler(log *slog.Logger) http.Handler {
+//
+// Stateless tools/call is served by the gateway's own path (owned.go) with
+// the same tool handlers and byte-identical answers, unless o.SDKOnly; every
+// other request, and any call that path does not fully understand, is the
+// SDK's.
+func (c *Toolset) HTTPHandler(log *slog.Logger, o HTTPOptions) http.Handler {
 	full := c.Server(nil, log)
 	anonymous := c.Server(func(t Tool) bool { return t.Policy.Anonymous }, log)
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	opts := streamableOptions(log)
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if middleware.PrincipalFromContext(r.Context()) != nil {
 			return full
 		}
 		return anonymous
-	}, &mcp.StreamableHTTPOptions{
+	}, opts)
+	if !o.SDKOnly && !sdkDebugSet() {
+		h = &ownedPath{opts: opts, sdk: h,
+			full:      c.handlers(nil, log),
+			anonymous: c.handlers(func(t Tool) bool { return t.Policy.Anonymous }, log)}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(WithCaller(r.Context())))
+	})
+}
+
+// streamableOptions are the SDK handler's options: the owned path reads
+// the same value, so a guard that depends on one follows it.
+func streamableOptions(log *slog.Logger) *mcp.StreamableHTTPOptions {
+	return &mcp.StreamableHTTPOptions{
 		Stateless:                    true,
 		JSONResponse:                 true,
 		MaxRequestBodyBytes:          MaxRequestBodyBytes,
 		Logger:                       quiet(log),
 		PropagateRequestCancellation: true,
-	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(WithCaller(r.Context())))
-	})
+	}
+}
+
+// HTTPOptions are the choices of HTTPHandler.
+type HTTPOptions struct {
+	// SDKOnly sends every request to the SDK's handler: the owned
+	// tools/call path (owned.go) is off (setting mcp.owned_tool_calls).
+	SDKOnly bool
 }
 
 // ErrCallerGone is the cause of a call's context that ended because its

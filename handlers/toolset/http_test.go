@@ -40,7 +40,7 @@ func newGateway(t *testing.T) *gateway {
 		return middleware.NewPassthrough(bearer), nil
 	})
 	const md = "http://gw.test/.well-known/oauth-protected-resource/mcp"
-	var h http.Handler = c.HTTPHandler(slog.New(slog.DiscardHandler))
+	var h http.Handler = c.HTTPHandler(slog.New(slog.DiscardHandler), HTTPOptions{})
 	h = middleware.ScopeGate(c, middleware.Challenge{ResourceMetadataURL: md})(h)
 	h = middleware.Authenticate(auth, middleware.AuthOptions{Challenge: middleware.Challenge{ResourceMetadataURL: md}})(h)
 	h = middleware.MCPPeek(h)

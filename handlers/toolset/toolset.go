@@ -135,6 +135,18 @@ func (c *Toolset) Server(include func(Tool) bool, log *slog.Logger) *mcp.Server 
 	return s
 }
 
+// handlers are the SDK tool handlers of the tools include accepts, by
+// name: the ones Server registers, for the owned path to call.
+func (c *Toolset) handlers(include func(Tool) bool, log *slog.Logger) map[string]mcp.ToolHandler {
+	out := map[string]mcp.ToolHandler{}
+	for _, t := range c.tools {
+		if include == nil || include(t) {
+			out[t.Name] = c.handler(t, log)
+		}
+	}
+	return out
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // handler adapts a Tool to the SDK: it runs the tool, records the outcome

@@ -414,6 +414,13 @@ func (p *Process) Connect(t testing.TB, path, bearer string) *mcp.ClientSession 
 	return ConnectThrough(t, p.URL+path, bearer, &recordingTransport{base: p.transport, into: p.responses})
 }
 
+// ConnectVersion is Connect negotiating protocol revision version (such
+// as 2025-11-25) instead of the SDK client's latest.
+func (p *Process) ConnectVersion(t testing.TB, path, bearer, version string) *mcp.ClientSession {
+	t.Helper()
+	return connect(t, p.URL+path, bearer, &recordingTransport{base: p.transport, into: p.responses}, version)
+}
+
 // ConnectURL is Connect for any endpoint URL.
 func ConnectURL(t testing.TB, endpoint, bearer string) *mcp.ClientSession {
 	t.Helper()
@@ -424,11 +431,18 @@ func ConnectURL(t testing.TB, endpoint, bearer string) *mcp.ClientSession {
 // of the test's choosing).
 func ConnectThrough(t testing.TB, endpoint, bearer string, base http.RoundTripper) *mcp.ClientSession {
 	t.Helper()
+	return connect(t, endpoint, bearer, base, "")
+}
+
+// connect opens the session; version "" is the SDK client's latest.
+func connect(t testing.TB, endpoint, bearer string, base http.RoundTripper, version string) *mcp.ClientSession {
+	t.Helper()
 	hc := &http.Client{Transport: &bearerTransport{token: bearer, base: base}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "gatewaytest", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect %s: %v", endpoint, err)
 	}

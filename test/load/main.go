@@ -10,6 +10,12 @@
 //	go run ./test/load -scenarios anonymous -gateway-env GOGC=400
 //	go run ./test/load -scenarios anonymous -upstream-delay 0.9ms
 //	go run ./test/load -scenarios documents
+//	go run ./test/load -scenarios anonymous -concurrency 1,8,64 -paths owned,sdk
+//
+// With -paths owned,sdk (the default) two gateway processes serve the same
+// store: one with the owned tools/call path (mcp.owned_tool_calls, the
+// default) and one with it off, so every gateway row has its SDK-path row
+// beside it, measured in the same run, and a ratio row compares the two.
 //
 // Everything binds to 127.0.0.1; every phase is bounded in time and count.
 package main
@@ -26,6 +32,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,7 +44,8 @@ import (
 
 func main() {
 	duration := flag.Duration("duration", 3*time.Second, "length of each throughput phase")
-	concurrency := flag.Int("concurrency", 8, "workers in the throughput phase")
+	concurrency := flag.String("concurrency", "8", "workers in the throughput phase; a comma-separated list measures each")
+	paths := flag.String("paths", "owned,sdk", "gateway paths to measure: owned (mcp.owned_tool_calls on), sdk (off), or both")
 	latencyRequests := flag.Int("latency-requests", 2000, "sequential requests in the latency phase")
 	maxRequests := flag.Int("max-requests", 200000, "cap on requests per throughput phase")
 	scenarios := flag.String("scenarios", "anonymous,diff page", `comma-separated scenarios to run: anonymous, diff page, documents (every "document …" one) or one "document …" by name`)
@@ -45,8 +53,13 @@ func main() {
 	var gatewayEnv gatewaytest.EnvList
 	flag.Var(&gatewayEnv, "gateway-env", "KEY=VALUE added to the gateway's environment only (repeatable), e.g. GOGC=400")
 	flag.Parse()
-	o := options{duration: *duration, concurrency: *concurrency, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200,
-		names: strings.Split(*scenarios, ","), gatewayEnv: gatewayEnv, upstreamDelay: *upstreamDelay}
+	levels, err := parseLevels(*concurrency)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load: -concurrency:", err)
+		os.Exit(2)
+	}
+	o := options{duration: *duration, concurrency: levels, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200,
+		names: strings.Split(*scenarios, ","), gatewayEnv: gatewayEnv, upstreamDelay: *upstreamDelay, paths: strings.Split(*paths, ",")}
 	if err := run(os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -73,9 +86,10 @@ type scenario struct {
 // options are the load run's parameters.
 type options struct {
 	duration       time.Duration
-	concurrency    int
+	concurrency    []int // worker counts of the throughput phases
 	latencyN, maxN int
-	warmN          int // requests sent on each path before it is measured
+	paths          []string // "owned", "sdk"
+	warmN          int      // requests sent on each path before it is measured
 	names          []string
 	gatewayEnv     []string
 	upstreamDelay  time.Duration
@@ -120,65 +134,139 @@ func run(out io.Writer, o options) error {
 			return err
 		}
 	}
-	gw, gwPid, stop, err := startGateway(bin, append(env, o.gatewayEnv...))
-	if err != nil {
-		return err
-	}
-	defer stop()
-
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency * 2, MaxIdleConns: o.concurrency * 4, DisableCompression: true}}
-	all := scenarios(emu, demo, gw, o.upstreamDelay)
-	if docs != nil {
-		more, err := docs.scenarios(gw)
-		if err != nil {
+	// One gateway process per path, over the same store; each path's
+	// scenarios are the same calls made to its process.
+	var gws []gatewayPath
+	var sets [][]scenario
+	for _, p := range o.paths {
+		gp := gatewayPath{name: "gateway"}
+		switch strings.TrimSpace(p) {
+		case "owned":
+		case "sdk":
+			gp.name, gp.env = "gateway (SDK path)", "AGENT_GATEWAY_MCP_OWNED_TOOL_CALLS=false"
+		default:
+			return fmt.Errorf("unknown path %q (owned or sdk)", p)
+		}
+		var stop func()
+		if gp.url, gp.pid, stop, err = startGateway(bin, append(append(env, gp.env), o.gatewayEnv...)); err != nil {
 			return err
 		}
-		all = append(all, more...)
+		defer stop()
+		set := scenarios(emu, demo, gp.url, o.upstreamDelay)
+		if docs != nil {
+			more, err := docs.scenarios(gp.url)
+			if err != nil {
+				return err
+			}
+			set = append(set, more...)
+		}
+		gws, sets = append(gws, gp), append(sets, set)
 	}
-	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %d workers for %s (cap %d); gateway environment: %s\n\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), o.latencyN, o.concurrency, o.duration, o.maxN, orDefault(strings.Join(o.gatewayEnv, " ")))
-	fmt.Fprintln(out, "| scenario | path | p50 | p99 | throughput | gateway CPU per call | load + emulator CPU per call |")
-	fmt.Fprintln(out, "| --- | --- | --- | --- | --- | --- | --- |")
-	for _, s := range all {
+	if len(gws) == 0 {
+		return fmt.Errorf("no gateway path to measure")
+	}
+
+	most := slices.Max(o.concurrency)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: most * 2, MaxIdleConns: most * 4 * len(gws), DisableCompression: true}}
+	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %s workers for %s each (cap %d); gateway environment: %s\n\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), o.latencyN, joinInts(o.concurrency), o.duration, o.maxN, orDefault(strings.Join(o.gatewayEnv, " ")))
+	fmt.Fprintln(out, "| scenario | path | clients | p50 | p99 | throughput | gateway CPU per call | load + emulator CPU per call |")
+	fmt.Fprintln(out, "| --- | --- | --- | --- | --- | --- | --- | --- |")
+	for i, s := range sets[0] {
 		if !o.wants(s.name) {
 			continue
 		}
-		if err := runScenario(out, client, s, gwPid, o); err != nil {
+		paths := make([]target, len(gws))
+		for j := range gws {
+			paths[j] = sets[j][i].gateway
+			paths[j].name = gws[j].name
+		}
+		if err := runScenario(out, client, s, paths, gws, o); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// runScenario measures both paths of one scenario and prints their rows and
-// ratio.
-func runScenario(out io.Writer, client *http.Client, s scenario, gwPid int, o options) error {
+// gatewayPath is one gateway process of the run: the owned tools/call path
+// on, or off (the SDK's handler serves every call).
+type gatewayPath struct {
+	name, env, url string
+	pid            int
+}
+
+// runScenario measures the direct path and each gateway path of one
+// scenario: latency (sequential), then throughput and CPU per call at
+// each worker count; it prints their rows, each gateway path's ratio to
+// the direct one, and, with two paths, the owned path's to the SDK's.
+func runScenario(out io.Writer, client *http.Client, s scenario, gateways []target, procs []gatewayPath, o options) error {
 	if s.setup != nil {
 		s.setup()
 	}
 	if s.teardown != nil {
 		defer s.teardown()
 	}
-	var res [2]result
-	for i, t := range []target{s.direct, s.gateway} {
+	targets := append([]target{s.direct}, gateways...)
+	type measured struct {
+		p50, p99 time.Duration
+		rps, cpu []float64 // by worker count
+	}
+	res := make([]measured, len(targets))
+	for i, t := range targets {
+		pid := procs[max(0, i-1)].pid
 		warm(client, t, o.warmN)
 		lat, err := latency(client, t, o.latencyN)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", s.name, t.name, err)
 		}
-		gw0, self0 := processCPU(gwPid), selfCPU()
-		rps, n, err := throughput(client, t, o.concurrency, o.duration, o.maxN)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", s.name, t.name, err)
+		res[i].p50, res[i].p99 = lat.p(0.50), lat.p(0.99)
+		for k, workers := range o.concurrency {
+			gw0, self0 := processCPU(pid), selfCPU()
+			rps, n, err := throughput(client, t, workers, o.duration, o.maxN)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", s.name, t.name, err)
+			}
+			gwCPU, selfCPUUsed := processCPU(pid)-gw0, selfCPU()-self0
+			res[i].rps, res[i].cpu = append(res[i].rps, rps), append(res[i].cpu, float64(gwCPU)/float64(max(n, 1)))
+			p50, p99 := ms(res[i].p50), ms(res[i].p99)
+			if k > 0 {
+				p50, p99 = "", ""
+			}
+			fmt.Fprintf(out, "| %s | %s | %d | %s | %s | %.0f req/s | %s | %s |\n", s.name, t.name, workers, p50, p99, rps, perCall(gwCPU, n), perCall(selfCPUUsed, n))
 		}
-		res[i] = result{p50: lat.p(0.50), p99: lat.p(0.99), rps: rps}
-		gwCPU, selfCPUUsed := processCPU(gwPid)-gw0, selfCPU()-self0
-		fmt.Fprintf(out, "| %s | %s | %s | %s | %.0f req/s | %s | %s |\n", s.name, t.name, ms(res[i].p50), ms(res[i].p99), rps,
-			perCall(gwCPU, n), perCall(selfCPUUsed, n))
 	}
-	fmt.Fprintf(out, "| %s | gateway / direct | %.2f× | +%s | %.2f× | | |\n", s.name,
-		float64(res[1].p50)/float64(res[0].p50), ms(res[1].p99-res[0].p99), res[1].rps/res[0].rps)
+	for i := 1; i < len(targets); i++ {
+		fmt.Fprintf(out, "| %s | %s / direct | | %.2f× | +%s | %.2f× | | |\n", s.name, targets[i].name,
+			float64(res[i].p50)/float64(res[0].p50), ms(res[i].p99-res[0].p99), res[i].rps[0]/res[0].rps[0])
+	}
+	if len(targets) == 3 {
+		for k, workers := range o.concurrency {
+			fmt.Fprintf(out, "| %s | %s / %s | %d | %.2f× | | %.2f× | %.2f× | |\n", s.name, targets[1].name, targets[2].name, workers,
+				float64(res[1].p50)/float64(res[2].p50), res[1].rps[k]/res[2].rps[k], res[1].cpu[k]/res[2].cpu[k])
+		}
+	}
 	return nil
+}
+
+// parseLevels reads -concurrency: positive worker counts, comma-separated.
+func parseLevels(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive worker count", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, "/")
 }
 
 func orDefault(s string) string {
@@ -186,11 +274,6 @@ func orDefault(s string) string {
 		return "defaults"
 	}
 	return s
-}
-
-type result struct {
-	p50, p99 time.Duration
-	rps      float64
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }

@@ -70,6 +70,8 @@ func mcpCallAt(gw, endpoint, bearer, tool, args string) func() *http.Request {
 		r, _ := http.NewRequest(http.MethodPost, gw+endpoint, bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
+		// As a client sends it after initialize.
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 		if bearer != "" {
 			r.Header.Set("Authorization", "Bearer "+bearer)
 		}

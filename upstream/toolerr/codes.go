@@ -208,3 +208,13 @@ func (c Code) RPCCode() int {
 	}
 	return -32603
 }
+
+// Codes are every code of the table, in its order: what a test that must
+// cover every code ranges over.
+func Codes() []Code {
+	out := make([]Code, len(outcomes))
+	for i, o := range outcomes {
+		out[i] = o.code
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package toolset
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-gateway/agent-gateway/middleware"
+)
+
+// ownedPath serves stateless tools/call on the request goroutine, with the
+// SDK's own types and the very tool handlers registered on the SDK
+// servers, and writes the answer in one pass: the bytes the SDK's
+// stateless JSON handler would write. It exists because that handler is
+// most of the gateway's CPU per call (docs/architecture.md, "the owned
+// tools/call path"): it decodes each call nine times through a 32 KiB
+// buffer, sets up a session, a connection and three goroutines per
+// request, and encodes the result through three nested layers.
+//
+// Everything it does not fully understand (ownable) goes to the SDK
+// handler unchanged, and so does every other method.
+type ownedPath struct {
+	opts *mcp.StreamableHTTPOptions
+	sdk  http.Handler
+	// full and anonymous are the tools of the two SDK servers HTTPHandler
+	// builds (principal and anonymous), with the same handlers.
+	full, anonymous map[string]mcp.ToolHandler
+}
+
+// ServeHTTP answers an ownable call itself and hands the rest to the SDK.
+func (o *ownedPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	call, ok := o.ownable(r)
+	if !ok {
+		o.sdk.ServeHTTP(w, r)
+		return
+	}
+	ctx := r.Context()
+	middleware.RecordFromContext(ctx).SetOwned()
+	res, err := call.handler(ctx, &mcp.CallToolRequest{
+		Params: call.params,
+		// servePOST: what the SDK attaches to every request.
+		Extra: &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header},
+	})
+	writeOwned(w, call.id, res, err)
+}
+
+// outBuf holds answers being written, so a call's answer is not garbage.
+// Buffers over maxPooledAnswer (a 1 MiB document's answer) are left to the
+// collector: the pool must not hold memory the gateway's RSS bound needs.
+var outBuf = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledAnswer covers a 64 KiB fragment's or a diff page's answer.
+const maxPooledAnswer = 256 << 10
+
+// writeOwned writes the JSON-RPC response to a call as the SDK's stateless
+// JSON handler does: servePOST's headers, then jsonrpc2.EncodeMessage of
+// the response, in one Write (deliverLocked). The result's text is escaped
+// once, straight into the answer, as TextContent.MarshalJSON escapes it
+// (encoding/json with HTML escaping; the outer layers add none).
+func writeOwned(w http.ResponseWriter, id []byte, res *mcp.CallToolResult, err error) {
+	b := outBuf.Get().(*bytes.Buffer)
+	defer func() {
+		if b.Cap() <= maxPooledAnswer {
+			b.Reset()
+			outBuf.Put(b)
+		}
+	}()
+	b.Reset()
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(id)
+	switch text, isError, one := soleText(res); {
+	case err != nil:
+		b.WriteString(`,"error":`)
+		appendJSON(b, wireError(err))
+	case one:
+		b.WriteString(`,"result":{"content":[{"type":"text","text":`)
+		appendEscaped(b, text)
+		b.WriteString(`}]`)
+		if isError {
+			b.WriteString(`,"isError":true`)
+		}
+		b.WriteByte('}')
+	default:
+		// Anything but the one-text-block result every tool returns is
+		// encoded by the SDK's own MarshalJSON, as Server.callTool leaves it.
+		if res != nil && res.Content == nil {
+			r := *res
+			r.Content = []mcp.Content{}
+			res = &r
+		}
+		b.WriteString(`,"result":`)
+		appendJSON(b, res)
+	}
+	b.WriteByte('}')
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	_, _ = w.Write(b.Bytes())
+}
+
+// soleText is the text of a result that is exactly one plain text block,
+// the shape every tool's result has.
+func soleText(res *mcp.CallToolResult) (text string, isError, ok bool) {
+	if res == nil || res.Meta != nil || len(res.Content) != 1 || res.StructuredContent != nil ||
+		res.InputRequests != nil || res.RequestState != "" {
+		return "", false, false
+	}
+	tc, isText := res.Content[0].(*mcp.TextContent)
+	if !isText || tc == nil || tc.Meta != nil || tc.Annotations != nil {
+		return "", false, false
+	}
+	return tc.Text, res.IsError, true
+}
+
+// appendEscaped writes s as a JSON string the way encoding/json.Marshal
+// does (HTML characters escaped, invalid UTF-8 replaced).
+func appendEscaped(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	if enc.Encode(s) == nil {
+		b.Truncate(b.Len() - 1) // Encode's newline
+	}
+}
+
+// appendJSON writes v as the SDK's jsonMarshal does: encoding/json without
+// HTML escaping of its own (a MarshalJSON result keeps its escapes).
+func appendJSON(b *bytes.Buffer, v any) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) == nil {
+		b.Truncate(b.Len() - 1)
+	}
+}
+
+// wireError is a handler's error as jsonrpc2's toWireError puts it on the
+// wire: its own code when it is a JSON-RPC error, 0 otherwise. Toolset's
+// handlers answer every failure as a result and never return one; this
+// keeps the answer the SDK's should that change.
+func wireError(err error) *jsonrpc.Error {
+	if we, ok := err.(*jsonrpc.Error); ok {
+		return we
+	}
+	out := &jsonrpc.Error{Message: err.Error()}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		out.Code = we.Code
+	}
+	return out
+}
+
+// sdkDebugSet reports whether MCPGODEBUG changes the SDK's behaviour from
+// its defaults, which the owned path mirrors; then everything goes to the
+// SDK.
+func sdkDebugSet() bool { return os.Getenv("MCPGODEBUG") != "" }
