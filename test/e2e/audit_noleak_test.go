@@ -76,8 +76,8 @@ func checkNoLeak(t *testing.T, places, leaks map[string]string) {
 	}
 }
 
-// TestAuditLeavesNoSecretOrContent is the audit record's no-leak check
-// (issue 35, done-means e): after diff pages, grant writes and a document
+// TestAuditLeavesNoSecretOrContent is the audit record's no-leak check:
+// after diff pages, grant writes and a document
 // read with audit.mode on, neither the store (every row of every table),
 // the export nor the gateway's logs holds a bearer or OAuth token, a
 // bearer's plain hash, the fingerprint secret, or a byte of content: the

@@ -130,7 +130,7 @@ func resetFlood(t *testing.T, d *net.Dialer, addr string, roots *x509.CertPool, 
 // the TLS handshake).
 type dialErr struct{ error }
 
-// TestHTTP2RapidResetPerAddress (issue 30, point 7): one address opens
+// TestHTTP2RapidResetPerAddress: one address opens
 // connection after connection and resets streams on each until the
 // gateway closes it, so no connection passes its own allowance by much.
 // The address's resets are counted together: after a few connections the
