@@ -57,6 +57,20 @@ type AuthorizationServerStore interface {
 	SetLoginSubject(ctx context.Context, sessionHash, subject string) error
 	// DeleteLoginSession ends a session; an absent one is not an error.
 	DeleteLoginSession(ctx context.Context, sessionHash string) error
+
+	// ConsentChoices returns what a consent page offers subject for
+	// clientID, in one read: the projects subject is a member of, ordered by
+	// name, each with subject's active consents to clientID there.
+	ConsentChoices(ctx context.Context, subject, clientID string) ([]ConsentChoice, error)
+	// AnswerConsent records an Allow in one transaction: it ends the login
+	// session, which must be unexpired and signed in as a.Subject
+	// (ErrNotFound otherwise, so of two answers to one session at most one
+	// records anything); checks that a.Subject is a member of the project
+	// (ErrNotMember otherwise); takes the subject's active consent to the
+	// client on the project whose scopes are exactly those a.Scopes decides,
+	// or records a new one; and stores a.Code under it, with its scopes.
+	// It returns the consent. On any error nothing is stored or deleted.
+	AnswerConsent(ctx context.Context, a ConsentAnswer) (Consent, error)
 }
 
 // AuthorizationCode is one authorization code, by the hash of its secret.
@@ -127,6 +141,19 @@ func validateHash(field, h string) error {
 
 // CreateAuthorizationCode implements AuthorizationServerStore.
 func (s *sqlStore) CreateAuthorizationCode(ctx context.Context, c AuthorizationCode) error {
+	if err := validateCode(&c); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := s.activeConsent(ctx, tx, c.ConsentID); err != nil {
+			return err
+		}
+		return s.insertCode(ctx, tx, c)
+	})
+}
+
+// validateCode checks a code before it is stored and normalizes its scopes.
+func validateCode(c *AuthorizationCode) error {
 	if err := validateHash("code_hash", c.CodeHash); err != nil {
 		return err
 	}
@@ -134,35 +161,37 @@ func (s *sqlStore) CreateAuthorizationCode(ctx context.Context, c AuthorizationC
 	if err != nil {
 		return err
 	}
+	c.Scopes = scopes
 	if c.RequestID == "" {
 		return invalid("request_id", "must not be empty")
 	}
+	if (c.CodeChallenge != "" || c.CodeChallengeMethod != "") && (c.CodeChallengeMethod != "S256" || c.CodeChallenge == "") {
+		return invalid("code_challenge", "want a challenge with method S256")
+	}
+	return nil
+}
+
+// insertCode stores in tx a code that passed validateCode, under a consent
+// the caller found active in tx, purging expired codes on the way.
+func (s *sqlStore) insertCode(ctx context.Context, tx *sql.Tx, c AuthorizationCode) error {
 	var challenge, method sql.NullString
-	if c.CodeChallenge != "" || c.CodeChallengeMethod != "" {
-		if c.CodeChallengeMethod != "S256" || c.CodeChallenge == "" {
-			return invalid("code_challenge", "want a challenge with method S256")
-		}
+	if c.CodeChallenge != "" {
 		challenge = sql.NullString{String: c.CodeChallenge, Valid: true}
 		method = sql.NullString{String: c.CodeChallengeMethod, Valid: true}
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := s.activeConsent(ctx, tx, c.ConsentID); err != nil {
-			return err
-		}
-		if _, err := s.exec(ctx, tx, "purging expired codes",
-			`DELETE FROM oauth_authorization_codes WHERE expires_at < $1`, s.d.timeArg(s.now().Add(-codeRetention))); err != nil {
-			return err
-		}
-		_, err := s.exec(ctx, tx, "storing authorization code",
-			`INSERT INTO oauth_authorization_codes
-			   (code_hash, request_id, grant_id, client_id, redirect_uri, scopes, requested_at, expires_at,
-			    code_challenge, code_challenge_method)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			c.CodeHash, c.RequestID, c.ConsentID, c.ClientID, c.RedirectURI, strings.Join(scopes, " "),
-			s.d.timeArg(c.RequestedAt.UTC().Truncate(time.Microsecond)), s.d.timeArg(c.ExpiresAt.UTC().Truncate(time.Microsecond)),
-			challenge, method)
+	if _, err := s.exec(ctx, tx, "purging expired codes",
+		`DELETE FROM oauth_authorization_codes WHERE expires_at < $1`, s.d.timeArg(s.now().Add(-codeRetention))); err != nil {
 		return err
-	})
+	}
+	_, err := s.exec(ctx, tx, "storing authorization code",
+		`INSERT INTO oauth_authorization_codes
+		   (code_hash, request_id, grant_id, client_id, redirect_uri, scopes, requested_at, expires_at,
+		    code_challenge, code_challenge_method)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		c.CodeHash, c.RequestID, c.ConsentID, c.ClientID, c.RedirectURI, strings.Join(c.Scopes, " "),
+		s.d.timeArg(c.RequestedAt.UTC().Truncate(time.Microsecond)), s.d.timeArg(c.ExpiresAt.UTC().Truncate(time.Microsecond)),
+		challenge, method)
+	return err
 }
 
 // SetCodeChallenge implements AuthorizationServerStore.

@@ -27,6 +27,11 @@ func TestAuthorizationServerStore(t *testing.T) {
 		{"concurrent code redemption", testConcurrentRedemption},
 		{"concurrent hashed refresh rotation", testConcurrentHashedRotation},
 		{"login sessions", testLoginSessions},
+		{"consent choices in one read", testConsentChoices},
+		{"a consent answer ends the session, records the consent and stores the code", testAnswerConsent},
+		{"refused consent answers store nothing", testAnswerConsentRefusals},
+		{"a consent answer is one transaction", testAnswerConsentAtomic},
+		{"concurrent answers to one session", testConcurrentAnswers},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,29 +27,47 @@ func (s *sqlStore) CreateConsent(ctx context.Context, projectID, subject, client
 	if err != nil {
 		return Consent{}, err
 	}
-	g := Consent{
-		ID: newID("grt"), ProjectID: projectID, Subject: subject, ClientID: clientID,
-		Scopes: scopes, CreatedAt: s.now(),
-	}
+	var g Consent
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := exists(ctx, tx, "project", `SELECT 1 FROM projects WHERE id = $1`, projectID); err != nil {
 			return err
 		}
-		// The member row stays locked until commit, so a concurrent
-		// RemoveMember waits and then revokes this consent too.
-		if err := exists(ctx, tx, "member",
-			`SELECT 1 FROM project_members WHERE project_id = $1 AND subject = $2`+s.d.forShare(),
-			projectID, subject); errors.Is(err, ErrNotFound) {
-			return invalid("subject", "not a member of project %s", projectID)
-		} else if err != nil {
+		if err := s.lockMember(ctx, tx, projectID, subject); err != nil {
 			return err
 		}
-		_, err := s.exec(ctx, tx, "creating consent",
-			`INSERT INTO oauth_grants (id, project_id, subject, client_id, scopes, created_at)
-			 VALUES ($1, $2, $3, $4, $5, $6)`,
-			g.ID, g.ProjectID, g.Subject, g.ClientID, strings.Join(g.Scopes, " "), s.d.timeArg(g.CreatedAt))
+		var err error
+		g, err = s.insertConsent(ctx, tx, projectID, subject, clientID, scopes)
 		return err
 	})
+	if err != nil {
+		return Consent{}, err
+	}
+	return g, nil
+}
+
+// lockMember checks that subject is a member of the project (ErrNotMember
+// otherwise) and keeps the member row locked until commit, so a concurrent
+// RemoveMember waits and then revokes what this transaction records too.
+func (s *sqlStore) lockMember(ctx context.Context, tx *sql.Tx, projectID, subject string) error {
+	err := exists(ctx, tx, "member",
+		`SELECT 1 FROM project_members WHERE project_id = $1 AND subject = $2`+s.d.forShare(), projectID, subject)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w %s", ErrNotMember, projectID)
+	}
+	return err
+}
+
+// insertConsent records in tx a new consent of a member (lockMember), with
+// scopes normalized (normalizeScopes).
+func (s *sqlStore) insertConsent(ctx context.Context, tx *sql.Tx, projectID, subject, clientID string, scopes []string) (Consent, error) {
+	g := Consent{
+		ID: newID("grt"), ProjectID: projectID, Subject: subject, ClientID: clientID,
+		Scopes: scopes, CreatedAt: s.now(),
+	}
+	_, err := s.exec(ctx, tx, "creating consent",
+		`INSERT INTO oauth_grants (id, project_id, subject, client_id, scopes, created_at)
+		 VALUES ($1, $2, $3, $4, $5, $6)`,
+		g.ID, g.ProjectID, g.Subject, g.ClientID, strings.Join(g.Scopes, " "), s.d.timeArg(g.CreatedAt))
 	if err != nil {
 		return Consent{}, err
 	}

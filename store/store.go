@@ -42,6 +42,10 @@ var (
 	// nothing; the caller (the authorization server) revokes the family,
 	// and the token endpoint answers invalid_grant.
 	ErrTokenReused = errors.New("refresh token reused")
+	// ErrNotMember means a consent was asked of a subject that is not a
+	// member of the project (or of a project that does not exist). It is
+	// an input the store refuses, so it is ErrInvalid too.
+	ErrNotMember = fmt.Errorf("%w: subject: not a member of the project", ErrInvalid)
 )
 
 // DefaultAccountName is the account that CreateProject uses when it is given

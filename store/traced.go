@@ -111,6 +111,11 @@ func (t tracedStore) AddMember(ctx context.Context, projectID string, subject st
 	return callErr(t, ctx, "AddMember", func(ctx context.Context) error { return t.next.AddMember(ctx, projectID, subject) })
 }
 
+// AnswerConsent implements Store.
+func (t tracedStore) AnswerConsent(ctx context.Context, a ConsentAnswer) (Consent, error) {
+	return call(t, ctx, "AnswerConsent", func(ctx context.Context) (Consent, error) { return t.next.AnswerConsent(ctx, a) })
+}
+
 // CatalogPlan implements Store.
 func (t tracedStore) CatalogPlan(ctx context.Context, projectID string, profileID string) (CatalogPlan, error) {
 	return call(t, ctx, "CatalogPlan", func(ctx context.Context) (CatalogPlan, error) { return t.next.CatalogPlan(ctx, projectID, profileID) })
@@ -119,6 +124,13 @@ func (t tracedStore) CatalogPlan(ctx context.Context, projectID string, profileI
 // ClearCodeChallenge implements Store.
 func (t tracedStore) ClearCodeChallenge(ctx context.Context, codeHash string) error {
 	return callErr(t, ctx, "ClearCodeChallenge", func(ctx context.Context) error { return t.next.ClearCodeChallenge(ctx, codeHash) })
+}
+
+// ConsentChoices implements Store.
+func (t tracedStore) ConsentChoices(ctx context.Context, subject string, clientID string) ([]ConsentChoice, error) {
+	return call(t, ctx, "ConsentChoices", func(ctx context.Context) ([]ConsentChoice, error) {
+		return t.next.ConsentChoices(ctx, subject, clientID)
+	})
 }
 
 // CountOAuthRows implements Store.

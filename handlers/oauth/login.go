@@ -248,15 +248,13 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 
 // consentState is what both consent handlers need.
 type consentState struct {
-	ls       store.LoginSession
-	secret   string
-	a        authorization
-	projects []store.Project
+	ls     store.LoginSession
+	secret string
+	a      authorization
 }
 
-// loadConsent reads the session (which must be logged in), replays the
-// authorization and lists the user's projects. It answers the browser
-// itself when it returns false.
+// loadConsent reads the session (which must be logged in) and replays the
+// authorization. It answers the browser itself when it returns false.
 func (s *Server) loadConsent(w http.ResponseWriter, r *http.Request) (consentState, bool) {
 	ctx := r.Context()
 	ls, secret, err := s.loginSession(r)
@@ -275,45 +273,12 @@ func (s *Server) loadConsent(w http.ResponseWriter, r *http.Request) (consentSta
 		s.refusePage(w, err)
 		return consentState{}, false
 	}
-	projects, err := s.cfg.Store.ListProjectsForSubject(ctx, ls.Subject)
-	if err != nil {
-		s.cfg.Log.Warn("listing a subject's projects failed", "error", err.Error())
-		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read your projects.")
-		return consentState{}, false
-	}
-	return consentState{ls: ls, secret: secret, a: a, projects: projects}, true
+	return consentState{ls: ls, secret: secret, a: a}, true
 }
 
-// grantedScopes returns, per project, the scopes this subject's active
-// consents to this client already hold.
-func (s *Server) grantedScopes(ctx context.Context, projects []store.Project, subject, clientID string) (map[string][]string, error) {
-	out := map[string][]string{}
-	for _, p := range projects {
-		gs, err := s.clientConsents(ctx, p.ID, subject, clientID)
-		if err != nil {
-			return nil, err
-		}
-		if held := s.heldScopes(gs); len(held) > 0 {
-			out[p.ID] = held
-		}
-	}
-	return out, nil
-}
-
-// clientConsents are the subject's active consents to this client on this
-// project: what a re-authorization keeps scopes from (heldScopes) and may
-// reuse (consentFor).
-func (s *Server) clientConsents(ctx context.Context, projectID, subject, clientID string) ([]store.Consent, error) {
-	gs, err := s.cfg.Store.ListConsents(ctx, projectID, false)
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(gs, func(g store.Consent) bool { return g.Subject != subject || g.ClientID != clientID }), nil
-}
-
-// heldScopes are the scopes this server serves that consents (of
-// clientConsents) hold, sorted, once each: what a re-authorization keeps
-// (tokenScopes).
+// heldScopes are the scopes this server serves that consents (the
+// subject's active ones to the client on one project) hold, sorted, once
+// each: what a re-authorization keeps (tokenScopes).
 func (s *Server) heldScopes(consents []store.Consent) []string {
 	served := s.scopeNames()
 	var held []string
@@ -336,7 +301,7 @@ func (s *Server) heldScopes(consents []store.Consent) []string {
 // granted that the person has not consented to for this client and
 // project — each held scope by an earlier consent that is still active,
 // each requested one by this consent — and no existing consent is changed:
-// the union is a consent of its own (consentFor).
+// the union is a consent of its own (store.AnswerConsent).
 func tokenScopes(requested, held []string) []string {
 	out := slices.Concat(requested, held)
 	slices.Sort(out)
@@ -351,11 +316,17 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	clientID := cs.a.client.id
-	granted, err := s.grantedScopes(ctx, cs.projects, cs.ls.Subject, clientID)
+	choices, err := s.cfg.Store.ConsentChoices(ctx, cs.ls.Subject, clientID)
 	if err != nil {
-		s.cfg.Log.Warn("listing consents failed", "error", err.Error())
-		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read your consents.")
+		s.cfg.Log.Warn("listing a subject's projects and consents failed", "error", err.Error())
+		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read your projects.")
 		return
+	}
+	// granted holds, per project, the scopes this subject's active
+	// consents to this client there already hold.
+	granted := map[string][]string{}
+	for _, c := range choices {
+		granted[c.Project.ID] = s.heldScopes(c.Consents)
 	}
 	requested := cs.a.scopes
 	redirect := cs.a.redirect
@@ -370,16 +341,17 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 	} else if cs.a.client.name != "" {
 		view.ClientName = cs.a.client.name
 	}
-	for i, p := range cs.projects {
+	for i, c := range choices {
+		p := c.Project
 		note := consentNote(granted[p.ID], requested)
 		view.Projects = append(view.Projects, web.ConsentProject{ID: p.ID, Name: p.Name, Checked: i == 0, Note: note})
 	}
 	for _, sc := range requested {
 		v := web.ConsentScope{Name: sc, Description: s.describe(sc)}
 		var newFor []string
-		for _, p := range cs.projects {
-			if !slices.Contains(granted[p.ID], sc) {
-				newFor = append(newFor, p.Name)
+		for _, c := range choices {
+			if !slices.Contains(granted[c.Project.ID], sc) {
+				newFor = append(newFor, c.Project.Name)
 			}
 		}
 		v.NewFor = strings.Join(newFor, ", ")
@@ -475,77 +447,44 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	projectID := r.PostForm.Get("project")
-	if !slices.ContainsFunc(cs.projects, func(p store.Project) bool { return p.ID == projectID }) {
+	code, err := store.NewToken(codePrefix)
+	if err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not record the consent.")
+		return
+	}
+	// One store call ends the session, records the consent (or reuses one
+	// with exactly these scopes) and stores the code, or does none of it:
+	// a session answers once, and a failure leaves it to answer again.
+	now := time.Now()
+	g, err := s.cfg.Store.AnswerConsent(ctx, store.ConsentAnswer{
+		SessionHash: cs.ls.SessionHash, Subject: cs.ls.Subject, ProjectID: projectID,
+		Scopes: func(active []store.Consent) []string { return tokenScopes(cs.a.scopes, s.heldScopes(active)) },
+		// Its request ID names the token family every token redeemed from
+		// the code, and every rotation after, belongs to.
+		Code: store.AuthorizationCode{
+			CodeHash: store.HashToken(code), RequestID: rand.Text(), ClientID: cs.a.client.id,
+			RedirectURI: cs.a.redirectParam, CodeChallenge: cs.a.challenge, CodeChallengeMethod: "S256",
+			RequestedAt: now, ExpiresAt: now.Add(s.cfg.CodeTTL),
+		},
+	})
+	switch {
+	case errors.Is(err, store.ErrNotMember):
 		s.cfg.Log.Warn("consent for a project the subject is not a member of", "subject", cs.ls.Subject, "project", projectID)
 		s.errorPage(w, http.StatusForbidden, "Consent refused",
 			"You are not a member of that project, so you cannot grant access to it. Nothing was granted.")
 		return
-	}
-	clientID := cs.a.client.id
-	existing, err := s.clientConsents(ctx, projectID, cs.ls.Subject, clientID)
-	if err != nil {
-		s.cfg.Log.Warn("listing consents failed", "error", err.Error())
-		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not read your consents.")
+	case errors.Is(err, store.ErrNotFound):
+		// Another answer to this session came first, or it expired.
+		s.sessionProblem(w, errNoSession)
 		return
-	}
-	scopes := tokenScopes(cs.a.scopes, s.heldScopes(existing))
-	g, err := s.consentFor(ctx, existing, projectID, cs.ls.Subject, clientID, scopes)
-	if err != nil {
-		s.cfg.Log.Warn("creating a consent failed", "error", err.Error())
+	case err != nil:
+		s.cfg.Log.Warn("recording a consent failed", "error", err.Error())
 		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not record the consent.")
 		return
 	}
-	code, err := s.issueCode(ctx, cs.a, g, scopes)
-	s.endSession(ctx, w, cs.secret)
-	if err != nil {
-		s.answerClientError(w, cs.a, unavailable(err))
-		return
-	}
-	s.answerClient(w, cs.a, url.Values{"code": {code}, "scope": {strings.Join(scopes, " ")}})
+	s.setSessionCookie(w, "", -1)
+	s.answerClient(w, cs.a, url.Values{"code": {code}, "scope": {strings.Join(g.Scopes, " ")}})
 }
 
 // codePrefix marks authorization codes (agw_at_/agw_rt_ are the tokens').
 const codePrefix = "agw_ac_"
-
-// issueCode stores a new authorization code for a consent, with the PKCE
-// challenge bound to it, and returns the code. Its request ID names the
-// token family every token redeemed from it, and every rotation after,
-// belongs to.
-func (s *Server) issueCode(ctx context.Context, a authorization, g store.Consent, scopes []string) (string, error) {
-	code, err := store.NewToken(codePrefix)
-	if err != nil {
-		return "", err
-	}
-	now := time.Now()
-	hash := store.HashToken(code)
-	err = s.cfg.Store.CreateAuthorizationCode(ctx, store.AuthorizationCode{
-		CodeHash: hash, RequestID: rand.Text(), ConsentID: g.ID, ClientID: a.client.id,
-		RedirectURI: a.redirectParam, Scopes: scopes, CodeChallenge: a.challenge, CodeChallengeMethod: "S256",
-		RequestedAt: now, ExpiresAt: now.Add(s.cfg.CodeTTL),
-	})
-	if err != nil {
-		return "", fmt.Errorf("storing an authorization code: %w", err)
-	}
-	return code, nil
-}
-
-// consentFor returns the stored consent the user's answer on the consent
-// page stands for: the one of existing (the subject's active consents to
-// this client on this project, clientConsents) with exactly these scopes,
-// or a new one. An existing consent is never widened: more scopes make a
-// new consent, recording this answer.
-func (s *Server) consentFor(ctx context.Context, existing []store.Consent, projectID, subject, clientID string, scopes []string) (store.Consent, error) {
-	want := slices.Clone(scopes)
-	slices.Sort(want)
-	want = slices.Compact(want)
-	for _, g := range existing {
-		if slices.Equal(g.Scopes, want) {
-			return g, nil
-		}
-	}
-	g, err := s.cfg.Store.CreateConsent(ctx, projectID, subject, clientID, want)
-	if err != nil {
-		return store.Consent{}, fmt.Errorf("creating consent: %w", err)
-	}
-	return g, nil
-}

@@ -40,8 +40,6 @@ type Store interface {
 	store.OAuthCapStore
 	CreateConsent(ctx context.Context, projectID, subject, clientID string, scopes []string) (store.Consent, error)
 	GetConsent(ctx context.Context, consentID string) (store.Consent, error)
-	ListConsents(ctx context.Context, projectID string, includeRevoked bool) ([]store.Consent, error)
-	ListProjectsForSubject(ctx context.Context, subject string) ([]store.Project, error)
 }
 
 // Scope is one OAuth scope a client may ask for, with what it allows in
