@@ -315,7 +315,8 @@ func TestOAuthOutageAnsweredUnavailable(t *testing.T) {
 // Retry-After — never invalid_grant, invalid_client or 500 — and through
 // the store's circuit breaker (its gauge shows it open: the calls after
 // the first fail at once instead of each dialling the store; no other
-// store call is made meanwhile). The outage spends nothing: the same code,
+// store call is made meanwhile), while a client ID PostgreSQL refuses is
+// invalid_client and opens nothing. The outage spends nothing: the same code,
 // its PKCE verifier and the same refresh token each work within 2 s of
 // the store's return, and the refreshed access token is served.
 func TestOAuthTokenOutageAnsweredUnavailable(t *testing.T) {
@@ -360,6 +361,13 @@ func TestOAuthTokenOutageAnsweredUnavailable(t *testing.T) {
 	breakerOpen := func() float64 {
 		_, m := get(t, o.gw.MetricsURL)
 		return metricValue(t, m, "agent_gateway_dependency_breaker_open", `dependency="store"`)
+	}
+	// A client ID PostgreSQL cannot hold is nobody's client, not the
+	// store failing: counted as a failure, anyone could open the breaker
+	// and make the store look down to every caller.
+	var none string
+	if a := grant(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refreshToken}, "client_id": {"\xff"}}, &none)(); a.status != http.StatusUnauthorized || a.code != "invalid_client" {
+		t.Fatalf("a client ID that is not UTF-8: %+v, want 401 invalid_client", a)
 	}
 	if open := breakerOpen(); open != 0 {
 		t.Fatalf("the store breaker is open before the outage")
