@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -111,4 +112,48 @@ func (f failingCatalog) CreateWorkflow(context.Context, store.NewWorkflow) (stor
 
 func (f failingCatalog) GetWorkflow(context.Context, string, string) (store.Workflow, error) {
 	return store.Workflow{}, f.err
+}
+
+// TestOAuthStoreGuarded: while the store's breaker is cooling, every call
+// of the authorization server's store — reads and writes alike, whichever
+// endpoint makes it — fails at once as the store's unavailability without
+// reaching the store (here a nil one: a call that went through would
+// panic). A method added to oauth.Store and left unguarded fails this.
+func TestOAuthStoreGuarded(t *testing.T) {
+	b := middleware.NewBreaker(time.Hour, nil)
+	_ = b.Do(func() error { return errors.New("dial tcp 127.0.0.1:5432: connection refused") }, nil)
+	guarded := reflect.ValueOf(guardedOAuthStore{guard: storeGuard{b}})
+	ctxType := reflect.TypeFor[context.Context]()
+	iface := reflect.TypeFor[oauth.Store]()
+	for i := range iface.NumMethod() {
+		name := iface.Method(i).Name
+		t.Run(name, func(t *testing.T) {
+			m := guarded.MethodByName(name)
+			args := make([]reflect.Value, m.Type().NumIn())
+			for j := range args {
+				if in := m.Type().In(j); in == ctxType {
+					args[j] = reflect.ValueOf(context.Background())
+				} else {
+					args[j] = reflect.Zero(in)
+				}
+			}
+			var out []reflect.Value
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("reached the store while the breaker is open: %v", r)
+					}
+				}()
+				if m.Type().IsVariadic() {
+					out = m.CallSlice(args)
+				} else {
+					out = m.Call(args)
+				}
+			}()
+			err, _ := out[len(out)-1].Interface().(error)
+			if !errors.Is(err, middleware.ErrBreakerOpen) || !errors.Is(err, middleware.ErrUnavailable) {
+				t.Fatalf("%v, want the store's unavailability at once", err)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -75,6 +76,15 @@ func (postgresDialect) classify(err error) error {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return err
+}
+
+// refusedInput reports whether PostgreSQL refused a value it was sent: a
+// data exception (SQLSTATE class 22), such as bytes that are not UTF-8 or
+// a NUL in a text parameter (22021), which a caller can put in any
+// identifier it sends. The statement failed on its input, not the store.
+func refusedInput(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && strings.HasPrefix(pe.Code, "22")
 }
 
 // forShare row-locks what a transaction read: under READ COMMITTED a

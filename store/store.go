@@ -252,12 +252,14 @@ func Open(ctx context.Context, url, dataDir string) (Store, error) {
 // conflict, a refused input, a reused token, a revoked source, a changed
 // catalog — rather than the store failing (a lost connection, a full disk).
 // A failure is the gateway's fault and is answered unavailable; an answer
-// is the caller's result.
+// is the caller's result. A value the database refused (refusedInput) is
+// an answer too: a caller who sends bytes PostgreSQL cannot hold must not
+// be able to make the store look down to everyone (its circuit breaker).
 func Answered(err error) bool {
 	for _, e := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrTokenReused, ErrRevoked, ErrCatalogChanged} {
 		if errors.Is(err, e) {
 			return true
 		}
 	}
-	return false
+	return refusedInput(err)
 }

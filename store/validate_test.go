@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"os/exec"
 	"path"
@@ -9,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/store/storetest"
 )
 
 func TestValidateCommitSHA(t *testing.T) {
@@ -235,4 +237,26 @@ func FuzzValidateBranch(f *testing.F) {
 			t.Errorf("accepted invalid branch %q", name)
 		}
 	})
+}
+
+// TestRefusedInputIsAnswered: an identifier a caller sent that the
+// database cannot hold — bytes that are not UTF-8, a NUL — is the store
+// answering (Answered), not the store failing: PostgreSQL refuses it with
+// a data exception, and counted as a failure it would let anyone open the
+// store's circuit breaker, making the store look down to every caller.
+func TestRefusedInputIsAnswered(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		for _, id := range []string{"\xff", "cli_\x00"} {
+			if _, err := s.GetClient(ctx, id); err == nil || !store.Answered(err) {
+				t.Fatalf("client %q: %v, want an answer of the store", id, err)
+			}
+			if _, err := s.GetToken(ctx, id); err == nil || !store.Answered(err) {
+				t.Fatalf("token %q: %v, want an answer of the store", id, err)
+			}
+		}
+	})
+	if store.Answered(errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")) {
+		t.Fatal("a refused connection is answered")
+	}
 }

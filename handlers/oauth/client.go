@@ -2,7 +2,6 @@ package oauth
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 
@@ -28,7 +27,8 @@ type client struct {
 // lookupClient reads a client by ID: a registered one from the store, or a
 // metadata document. Not found is invalid_client; a metadata document that
 // cannot be used is its *metadataRefusal (writeMetadataRefusal renders
-// it); a store failure is unavailable.
+// it); a store failure is unavailable, but an ID the store refuses (bytes
+// PostgreSQL cannot hold) is no client's, so invalid_client.
 func (s *Server) lookupClient(ctx context.Context, id string) (client, error) {
 	if isMetadataURL(id) {
 		if s.cimd == nil {
@@ -41,11 +41,11 @@ func (s *Server) lookupClient(ctx context.Context, id string) (client, error) {
 		return client{id: doc.ClientID, name: doc.ClientName, redirectURIs: doc.RedirectURIs}, nil
 	}
 	c, err := s.cfg.Store.GetClient(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return client{}, unknownClient
-	}
-	if err != nil {
+	if err != nil && !store.Answered(err) {
 		return client{}, unavailable(err)
+	}
+	if err != nil { // not found, or an ID the store cannot even hold
+		return client{}, unknownClient
 	}
 	return client{id: c.ClientID, name: c.Name, redirectURIs: c.RedirectURIs}, nil
 }

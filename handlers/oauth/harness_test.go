@@ -216,6 +216,8 @@ type page struct {
 	url      *url.URL
 	location *url.URL // set when the browser stopped at the client redirect
 	body     string
+	// retryAfter is the answer's Retry-After.
+	retryAfter string
 }
 
 func (b *browser) do(t *testing.T, req *http.Request) page {
@@ -226,7 +228,7 @@ func (b *browser) do(t *testing.T, req *http.Request) page {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	p := page{status: resp.StatusCode, url: resp.Request.URL, body: string(body)}
+	p := page{status: resp.StatusCode, url: resp.Request.URL, body: string(body), retryAfter: resp.Header.Get("Retry-After")}
 	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode/100 == 3 {
 		p.location, _ = url.Parse(loc)
 	}

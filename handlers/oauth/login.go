@@ -72,6 +72,28 @@ func (s *Server) errorPage(w http.ResponseWriter, status int, title, msg string)
 // the gateway's origin would be an open redirector. Only the user's answer on
 // the consent page goes back to the client (answerClient).
 
+// signInUnavailable is the page of a sign-in step whose dependency part
+// failed: the gateway's outage, not the person's mistake.
+func (s *Server) signInUnavailable(w http.ResponseWriter, part string) {
+	s.errorPage(w, http.StatusServiceUnavailable, "Sign-in is unavailable",
+		"The gateway's "+part+" is unavailable, so it cannot take a sign-in now. Try again in a moment.")
+}
+
+// storeFailed answers a sign-in step whose store call failed. A failure
+// of the store — not one of its answers (store.Answered), nor a browser
+// that left — is the gateway's outage: a 503 page naming the store, with
+// Retry-After, its cause logged once with the request id (unavailable),
+// so the person waits a moment instead of starting over. Anything else
+// is logged as logMsg and shown as the step's own failure.
+func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, err error, logMsg, title, msg string) {
+	if !store.Answered(err) && r.Context().Err() == nil {
+		s.unavailable(w, r, err, func(part string) { s.signInUnavailable(w, part) })
+		return
+	}
+	s.cfg.Log.Warn(logMsg, "error", err.Error())
+	s.errorPage(w, http.StatusInternalServerError, title, msg)
+}
+
 // refusePage shows an authorization error on the gateway's error page,
 // with its OAuth error code; nothing is sent to the client.
 func (s *Server) refusePage(w http.ResponseWriter, err error) {
@@ -81,9 +103,13 @@ func (s *Server) refusePage(w http.ResponseWriter, err error) {
 	if errors.As(err, &mr) {
 		e = refuse(codeInvalidClient, metadataRefusedText)
 	}
-	web.Render(w, e.httpStatus(), "oauth_error.html", web.OAuthError{
-		Title: "This authorization request is not valid", Message: e.description, Code: e.code,
-	})
+	title := "This authorization request is not valid"
+	if e.code == codeTemporarilyUnavailable {
+		// The gateway's outage, not the request's fault.
+		title = "Sign-in is unavailable"
+		w.Header().Set("Retry-After", e.retryAfter)
+	}
+	web.Render(w, e.httpStatus(), "oauth_error.html", web.OAuthError{Title: title, Message: e.description, Code: e.code})
 }
 
 // answerClient sends the outcome of a consent — a code, or an error such
@@ -155,8 +181,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 			"evicted", evicted, "max_login_sessions", s.cfg.MaxLoginSessions)
 	}
 	if err != nil {
-		s.cfg.Log.Warn("storing a login session failed", "error", err.Error())
-		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not start a sign-in session.")
+		s.storeFailed(w, r, err, "storing a login session failed", "Sign-in failed", "The gateway could not start a sign-in session.")
 		return
 	}
 	s.setSessionCookie(w, secret, int(s.cfg.LoginTTL/time.Second))
@@ -179,15 +204,15 @@ func (s *Server) loginSession(r *http.Request) (store.LoginSession, string, erro
 	return ls, c.Value, err
 }
 
-// sessionProblem shows why a login session cannot continue.
-func (s *Server) sessionProblem(w http.ResponseWriter, err error) {
+// sessionProblem shows why a login session cannot continue: it ended, or
+// the store could not read it (storeFailed).
+func (s *Server) sessionProblem(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, errNoSession) {
 		s.errorPage(w, http.StatusBadRequest, "Your sign-in session has ended",
 			"This sign-in session is missing, expired or already finished.")
 		return
 	}
-	s.cfg.Log.Warn("reading a login session failed", "error", err.Error())
-	s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read the sign-in session.")
+	s.storeFailed(w, r, err, "reading a login session failed", "Sign-in failed", "The gateway could not read the sign-in session.")
 }
 
 // endSession deletes the login session and its cookie.
@@ -214,7 +239,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ls, secret, err := s.loginSession(r)
 	if err != nil {
-		s.sessionProblem(w, err)
+		s.sessionProblem(w, r, err)
 		return
 	}
 	q := r.URL.Query()
@@ -240,7 +265,10 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.cfg.Store.SetLoginSubject(ctx, ls.SessionHash, subject); err != nil {
-		s.sessionProblem(w, errNoSession)
+		if store.Answered(err) { // gone, finished, or not acceptable
+			err = errNoSession
+		}
+		s.sessionProblem(w, r, err)
 		return
 	}
 	http.Redirect(w, r, "/oauth/consent", http.StatusSeeOther)
@@ -262,7 +290,7 @@ func (s *Server) loadConsent(w http.ResponseWriter, r *http.Request) (consentSta
 		err = errNoSession
 	}
 	if err != nil {
-		s.sessionProblem(w, err)
+		s.sessionProblem(w, r, err)
 		return consentState{}, false
 	}
 	a, err := s.replay(ctx, ls)
@@ -318,8 +346,7 @@ func (s *Server) consentPage(w http.ResponseWriter, r *http.Request) {
 	clientID := cs.a.client.id
 	choices, err := s.cfg.Store.ConsentChoices(ctx, cs.ls.Subject, clientID)
 	if err != nil {
-		s.cfg.Log.Warn("listing a subject's projects and consents failed", "error", err.Error())
-		s.errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The gateway could not read your projects.")
+		s.storeFailed(w, r, err, "listing a subject's projects and consents failed", "Sign-in failed", "The gateway could not read your projects.")
 		return
 	}
 	// granted holds, per project, the scopes this subject's active
@@ -475,11 +502,10 @@ func (s *Server) consentAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, store.ErrNotFound):
 		// Another answer to this session came first, or it expired.
-		s.sessionProblem(w, errNoSession)
+		s.sessionProblem(w, r, errNoSession)
 		return
 	case err != nil:
-		s.cfg.Log.Warn("recording a consent failed", "error", err.Error())
-		s.errorPage(w, http.StatusInternalServerError, "Consent failed", "The gateway could not record the consent.")
+		s.storeFailed(w, r, err, "recording a consent failed", "Consent failed", "The gateway could not record the consent.")
 		return
 	}
 	s.setSessionCookie(w, "", -1)

@@ -193,10 +193,7 @@ func (s *Server) Routes() http.Handler {
 	authorizeLimit := s.limited(limitAuthorize, s.cfg.AuthorizationsPerMinute, s.cfg.TotalAuthorizationsPerMinute, func(w http.ResponseWriter, _ *http.Request) {
 		s.errorPage(w, http.StatusTooManyRequests, "Too many sign-in attempts",
 			"Too many authorization requests came from this address, or to this gateway in all. Try again in a minute.")
-	}, func(w http.ResponseWriter, _ *http.Request, part string) {
-		s.errorPage(w, http.StatusServiceUnavailable, "Sign-in is unavailable",
-			"The gateway's "+part+" is unavailable, so it cannot take a sign-in now. Try again in a moment.")
-	})
+	}, func(w http.ResponseWriter, _ *http.Request, part string) { s.signInUnavailable(w, part) })
 	r.Group(func(r chi.Router) {
 		r.Use(CORS)
 		r.With(registerLimit).Post("/register", s.guardJSON(s.register))

@@ -309,3 +309,93 @@ func TestOAuthOutageAnsweredUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthTokenOutageAnsweredUnavailable: with PostgreSQL cut, a code
+// exchange and a refresh are answered 503 temporarily_unavailable with
+// Retry-After — never invalid_grant, invalid_client or 500 — and through
+// the store's circuit breaker (its gauge shows it open: the calls after
+// the first fail at once instead of each dialling the store; no other
+// store call is made meanwhile), while a client ID PostgreSQL refuses is
+// invalid_client and opens nothing. The outage spends nothing: the same code,
+// its PKCE verifier and the same refresh token each work within 2 s of
+// the store's return, and the refreshed access token is served.
+func TestOAuthTokenOutageAnsweredUnavailable(t *testing.T) {
+	dbURL, err := url.Parse(storetest.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := cutProxy(t, dbURL.Host)
+	dbURL.Host = pg.Addr()
+	o := startOAuthGateway(t, dbURL.String(), map[string]string{"AGENT_GATEWAY_RATELIMIT_REFUSED_BEARERS_PER_MINUTE": "3"})
+	gw := o.gw.URL
+	status, clientID := registerClient(t, gw, nil)
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d", status)
+	}
+	_, refreshToken := headlessTokens(t, gw, clientID)
+	code, verifier := headlessCode(t, gw, clientID)
+	// grant posts one token request; the access token it was given, if
+	// any, goes to *access.
+	grant := func(form url.Values, access *string) func() outageAnswer {
+		return func() outageAnswer {
+			resp, err := http.PostForm(gw+"/oauth/token", form)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Error            string
+				ErrorDescription string `json:"error_description"`
+				AccessToken      string `json:"access_token"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			*access = body.AccessToken
+			return outageAnswer{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), code: body.Error, reason: body.ErrorDescription}
+		}
+	}
+	resource := gw + "/mcp/documents"
+	var exchanged, refreshed string
+	exchange := grant(url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {headlessRedirect},
+		"client_id": {clientID}, "code_verifier": {verifier}, "resource": {resource}}, &exchanged)
+	refresh := grant(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refreshToken}, "client_id": {clientID}, "resource": {resource}}, &refreshed)
+	breakerOpen := func() float64 {
+		_, m := get(t, o.gw.MetricsURL)
+		return metricValue(t, m, "agent_gateway_dependency_breaker_open", `dependency="store"`)
+	}
+	// A client ID PostgreSQL cannot hold is nobody's client, not the
+	// store failing: counted as a failure, anyone could open the breaker
+	// and make the store look down to every caller.
+	var none string
+	if a := grant(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refreshToken}, "client_id": {"\xff"}}, &none)(); a.status != http.StatusUnauthorized || a.code != "invalid_client" {
+		t.Fatalf("a client ID that is not UTF-8: %+v, want 401 invalid_client", a)
+	}
+	if open := breakerOpen(); open != 0 {
+		t.Fatalf("the store breaker is open before the outage")
+	}
+	pg.Set(tcpcut.Refuse)
+	for i := range 5 {
+		for name, call := range map[string]func() outageAnswer{"code exchange": exchange, "refresh": refresh} {
+			if a := call(); a.status != http.StatusServiceUnavailable || a.code != "temporarily_unavailable" || a.retryAfter == "" {
+				t.Fatalf("%s %d with the store cut: %+v", name, i, a)
+			}
+		}
+	}
+	if open := breakerOpen(); open != 1 {
+		t.Fatalf("the store breaker is not open after token requests failed on the store: they each waited on a dial of their own")
+	}
+	pg.Set(tcpcut.Up)
+	for _, c := range []struct {
+		name   string
+		call   func() outageAnswer
+		access *string
+	}{{"code exchange", exchange, &exchanged}, {"refresh", refresh, &refreshed}} {
+		a, took := waitServed(t, 2*time.Second, c.call)
+		if a.status != http.StatusOK || *c.access == "" {
+			t.Fatalf("%s after the outage: %+v (spent by the outage?)", c.name, a)
+		}
+		t.Logf("%s served %s after the store came back", c.name, took)
+		if resp := bearerCall(t, resource, *c.access, toolsList); resp.StatusCode != http.StatusOK {
+			t.Fatalf("the access token of the %s after the outage: %d", c.name, resp.StatusCode)
+		}
+	}
+}
