@@ -46,6 +46,7 @@ func benchAuditedCalls(b *testing.B, emu *forgejoemu.Emulator, mode audit.Mode, 
 	cfg.ReadPerMinute = 1 << 30
 	cfg.ForgejoOrigin, _ = upstream.ParseOrigin(emu.URL())
 	cfg.PublicURL = "http://127.0.0.1:8080"
+	cfg.IPCeilingPerMinute = 1 << 30
 	cfg.AuditMode = mode
 	cfg.AuditCheckpointInterval = time.Minute
 	g, err := New(context.Background(), cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
