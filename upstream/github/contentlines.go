@@ -221,7 +221,9 @@ func newBlobReader(size int64, docLen int) *blobReader {
 		r.out = make([]byte, 0, base64.StdEncoding.DecodedLen(docLen))
 		return r
 	}
-	r.out = make([]byte, 0, size)
+	// Two bytes over: the strict decoder wants room for three bytes from
+	// the last group even when its padding makes it one or two.
+	r.out = make([]byte, 0, size+2)
 	r.h = sha1.New() //nolint:gosec // git object ID, not a security hash
 	r.h.Write([]byte("blob " + strconv.FormatInt(size, 10) + "\x00"))
 	return r
