@@ -32,8 +32,9 @@ type splitFile struct {
 	// it: after the checks of the rest.
 	err error
 	// blobSHA is git's blob ID of content, hashed on the way when the
-	// answer's size member came before content; "" otherwise, or when
-	// content is not size bytes long (then the size check refuses it).
+	// answer has a plain top-level size (before the content or after
+	// it); "" otherwise, or when content is not size bytes long (then the
+	// size check refuses it).
 	blobSHA string
 	// size is the size the blob ID's header was written with.
 	size int64
@@ -53,19 +54,17 @@ func splitContent(doc []byte) (f splitFile, ok bool) {
 		return f, false
 	}
 	size := int64(-1) // the top-level "size" member, when a plain integer
-	found := false
 	scanMembers(doc, 0, 0, func(name []byte, end int) bool {
 		switch string(name) {
 		case "size":
 			size = plainSize(doc, end+1)
 		case "content":
 			f, ok = readContent(doc, end+1, size)
-			found = true
 			return false
 		}
 		return true
 	})
-	return f, found && ok
+	return f, ok
 }
 
 // scanMembers calls visit with each top-level member name of the object
