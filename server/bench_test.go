@@ -91,12 +91,20 @@ func benchToolCall(b *testing.B, emu *forgejoemu.Emulator, configure func(*Confi
 
 // benchCalls times b.N tools/call requests of tool with args (a JSON
 // object) to endpoint on h, with bearer when it is not empty. Each answer
-// must be 200, not a tool error, and hold want when it is not empty.
+// must be 200, not a tool error, and hold want when it is not empty. It
+// reports the process's CPU per call too (cpu-µs/call: the gateway, the
+// in-process emulator and the collector), which a machine shared with
+// other jobs disturbs far less than the time per call.
 func benchCalls(b *testing.B, h http.Handler, endpoint, bearer, tool, args, want string) {
 	b.Helper()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`)
 	b.ReportAllocs()
 	b.ResetTimer()
+	before := processCPU(b)
+	defer func() {
+		b.StopTimer()
+		b.ReportMetric(float64((processCPU(b)-before).Microseconds())/float64(b.N), "cpu-µs/call")
+	}()
 	for i := 0; i < b.N; i++ {
 		req := httptest.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

@@ -54,7 +54,7 @@ func (o *ownedPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // outBuf holds answers being written, so a call's answer is not garbage.
 // Buffers over maxPooledAnswer (a 1 MiB document's answer) are left to the
 // collector: the pool must not hold memory the gateway's RSS bound needs.
-var outBuf = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var outBuf = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxPooledAnswer covers a 64 KiB fragment's or a diff page's answer.
 const maxPooledAnswer = 256 << 10
@@ -65,28 +65,21 @@ const maxPooledAnswer = 256 << 10
 // once, straight into the answer, as TextContent.MarshalJSON escapes it
 // (encoding/json with HTML escaping; the outer layers add none).
 func writeOwned(w http.ResponseWriter, id []byte, res *mcp.CallToolResult, err error) {
-	b := outBuf.Get().(*bytes.Buffer)
-	defer func() {
-		if b.Cap() <= maxPooledAnswer {
-			b.Reset()
-			outBuf.Put(b)
-		}
-	}()
-	b.Reset()
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.Write(id)
+	p := outBuf.Get().(*[]byte)
+	b := append((*p)[:0], `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
 	switch text, isError, one := soleText(res); {
 	case err != nil:
-		b.WriteString(`,"error":`)
-		appendJSON(b, wireError(err))
+		b = append(b, `,"error":`...)
+		b = appendJSON(b, wireError(err))
 	case one:
-		b.WriteString(`,"result":{"content":[{"type":"text","text":`)
-		appendEscaped(b, text)
-		b.WriteString(`}]`)
+		b = append(b, `,"result":{"content":[{"type":"text","text":`...)
+		b = appendTextString(b, text)
+		b = append(b, `}]`...)
 		if isError {
-			b.WriteString(`,"isError":true`)
+			b = append(b, `,"isError":true`...)
 		}
-		b.WriteByte('}')
+		b = append(b, '}')
 	default:
 		// Anything but the one-text-block result every tool returns is
 		// encoded by the SDK's own MarshalJSON, as Server.callTool leaves it.
@@ -95,14 +88,18 @@ func writeOwned(w http.ResponseWriter, id []byte, res *mcp.CallToolResult, err e
 			r.Content = []mcp.Content{}
 			res = &r
 		}
-		b.WriteString(`,"result":`)
-		appendJSON(b, res)
+		b = append(b, `,"result":`...)
+		b = appendJSON(b, res)
 	}
-	b.WriteByte('}')
+	b = append(b, '}')
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")
-	_, _ = w.Write(b.Bytes())
+	_, _ = w.Write(b)
+	if cap(b) <= maxPooledAnswer {
+		*p = b
+		outBuf.Put(p)
+	}
 }
 
 // soleText is the text of a result that is exactly one plain text block,
@@ -119,23 +116,17 @@ func soleText(res *mcp.CallToolResult) (text string, isError, ok bool) {
 	return tc.Text, res.IsError, true
 }
 
-// appendEscaped writes s as a JSON string the way encoding/json.Marshal
-// does (HTML characters escaped, invalid UTF-8 replaced).
-func appendEscaped(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	if enc.Encode(s) == nil {
-		b.Truncate(b.Len() - 1) // Encode's newline
-	}
-}
-
-// appendJSON writes v as the SDK's jsonMarshal does: encoding/json without
-// HTML escaping of its own (a MarshalJSON result keeps its escapes).
-func appendJSON(b *bytes.Buffer, v any) {
-	enc := json.NewEncoder(b)
+// appendJSON appends v as the SDK's jsonMarshal writes it: encoding/json
+// without HTML escaping of its own (a MarshalJSON result keeps its
+// escapes).
+func appendJSON(b []byte, v any) []byte {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
-	if enc.Encode(v) == nil {
-		b.Truncate(b.Len() - 1)
+	if enc.Encode(v) != nil {
+		return b
 	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // wireError is a handler's error as jsonrpc2's toWireError puts it on the

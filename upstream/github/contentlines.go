@@ -2,8 +2,13 @@ package github
 
 import (
 	"bytes"
+	"crypto/sha1" //nolint:gosec // git blob IDs are SHA-1; used to check integrity, not for security
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
+	"hash"
+	"slices"
+	"strconv"
 )
 
 // A Contents answer is a ~1 KB object around one large string: the file in
@@ -11,48 +16,72 @@ import (
 // encoding/json (validity scan, unescaping) and walking it again for the
 // member check cost several milliseconds for a 200 KB document, on every
 // fragment (docs/performance.md, "Document fragments"). splitContent lifts
-// the string out so the checks and the decoding read only the small rest;
-// the string itself is checked here, byte by byte, to hold nothing but
-// base64 and "\n" escapes.
+// the string out so the checks read only the small rest, and reads the
+// string itself in one pass: each line is found, checked to hold nothing
+// but base64, decoded and hashed while it is in cache, instead of a scan
+// for the string's end, a check of its characters, a decoding and a hash
+// of the decoded file one after the other.
+
+// splitFile is what splitContent read of the content member.
+type splitFile struct {
+	// rest is the answer with the content string emptied.
+	rest []byte
+	// content is the decoded file, as far as it decoded.
+	content []byte
+	// err is the base64 refusal, reported where a whole reading reports
+	// it: after the checks of the rest.
+	err error
+	// blobSHA is git's blob ID of content, hashed on the way when the
+	// answer has a plain top-level size (before the content or after
+	// it); "" otherwise, or when content is not size bytes long (then the
+	// size check refuses it).
+	blobSHA string
+	// size is the size the blob ID's header was written with.
+	size int64
+}
 
 // splitContent finds the value of the top-level member spelt exactly
-// "content" when it is a string of base64 characters and "\n" escapes, and
-// returns the answer with that value emptied (rest) and the string's raw
-// bytes (lines). ok is false when the answer has no such member or its
-// value holds anything else; the caller then reads the whole answer as
-// before. For a valid answer rest is valid JSON holding the same members
-// (content now ""); for an invalid one rest is invalid too, since only
-// characters of a well-formed string were removed and the text before and
-// after it is unchanged. A repeat of the member, under any spelling, stays
-// in rest for the member check to refuse.
-func splitContent(doc []byte) (rest, lines []byte, ok bool) {
+// "content" when it is a string of base64 characters and "\n" escapes,
+// and reads it (splitFile). ok is false when the answer has no such member
+// or its value holds anything else; the caller then reads the whole answer
+// as before. For a valid answer rest is valid JSON holding the same
+// members (content now ""); for an invalid one rest is invalid too, since
+// only characters of a well-formed string were removed and the text before
+// and after it is unchanged. A repeat of the member, under any spelling,
+// stays in rest for the member check to refuse.
+func splitContent(doc []byte) (f splitFile, ok bool) {
 	if len(doc) == 0 || doc[0] != '{' {
-		return nil, nil, false
+		return f, false
 	}
-	depth, expectKey := 0, false
-	for i := 0; i < len(doc); i++ {
+	size := int64(-1) // the top-level "size" member, when a plain integer
+	scanMembers(doc, 0, 0, func(name []byte, end int) bool {
+		switch string(name) {
+		case "size":
+			size = plainSize(doc, end+1)
+		case "content":
+			f, ok = readContent(doc, end+1, size)
+			return false
+		}
+		return true
+	})
+	return f, ok
+}
+
+// scanMembers calls visit with each top-level member name of the object
+// doc holds (its raw bytes, and the index of its closing quote), from
+// doc[i] on at nesting depth, until visit returns false. A name is a
+// string where a member name is expected (after "{" or "," at depth 1).
+func scanMembers(doc []byte, i, depth int, visit func(name []byte, end int) bool) {
+	expectKey := false
+	for ; i < len(doc); i++ {
 		switch doc[i] {
 		case '"':
 			end := stringEnd(doc, i)
 			if end < 0 {
-				return nil, nil, false
+				return
 			}
-			if depth == 1 && expectKey && string(doc[i+1:end]) == "content" {
-				j := skipSpace(doc, end+1)
-				if j >= len(doc) || doc[j] != ':' {
-					return nil, nil, false
-				}
-				j = skipSpace(doc, j+1)
-				if j >= len(doc) || doc[j] != '"' {
-					return nil, nil, false
-				}
-				vend := stringEnd(doc, j)
-				if vend < 0 || !base64Lines(doc[j+1:vend]) {
-					return nil, nil, false
-				}
-				rest = make([]byte, 0, len(doc)-(vend-j-1))
-				rest = append(append(rest, doc[:j+1]...), doc[vend:]...)
-				return rest, doc[j+1 : vend], true
+			if depth == 1 && expectKey && !visit(doc[i+1:end], end) {
+				return
 			}
 			expectKey = false
 			i = end
@@ -67,7 +96,214 @@ func splitContent(doc []byte) (rest, lines []byte, ok bool) {
 			expectKey = depth == 1
 		}
 	}
-	return nil, nil, false
+}
+
+// sizeAfter is the top-level "size" member after the string opened at
+// doc[open] (the content), as plainSize reads it: GitHub sends the size
+// before the content, encoding/json's map order (the emulator's) after.
+// Finding it first lets the blob be hashed while it is decoded; the
+// content string is skipped at memchr speed, since base64 has no quotes.
+func sizeAfter(doc []byte, open int) int64 {
+	size := int64(-1)
+	if k := bytes.IndexByte(doc[open+1:], '"'); k >= 0 {
+		scanMembers(doc, open+1+k+1, 1, func(name []byte, end int) bool {
+			if string(name) == "size" {
+				size = plainSize(doc, end+1)
+				return false
+			}
+			return true
+		})
+	}
+	return size
+}
+
+// plainSize reads the value after a member name ending before doc[i] when
+// it is a plain decimal integer up to MaxFileBytes followed by the end of
+// the member; -1 otherwise (the checks of the rest then read it).
+func plainSize(doc []byte, i int) int64 {
+	i = skipSpace(doc, i)
+	if i >= len(doc) || doc[i] != ':' {
+		return -1
+	}
+	i = skipSpace(doc, i+1)
+	j := i
+	for j < len(doc) && j-i <= 8 && doc[j] >= '0' && doc[j] <= '9' {
+		j++
+	}
+	n, err := strconv.ParseInt(string(doc[i:j]), 10, 64)
+	if err != nil || n > MaxFileBytes || (j-i > 1 && doc[i] == '0') {
+		return -1
+	}
+	if k := skipSpace(doc, j); k >= len(doc) || (doc[k] != ',' && doc[k] != '}') {
+		return -1
+	}
+	return n
+}
+
+// readContent reads the content member's value, whose name ends before
+// doc[i], as splitContent describes; size is the reported size or -1.
+func readContent(doc []byte, i int, size int64) (f splitFile, ok bool) {
+	j := skipSpace(doc, i)
+	if j >= len(doc) || doc[j] != ':' {
+		return f, false
+	}
+	j = skipSpace(doc, j+1)
+	if j >= len(doc) || doc[j] != '"' {
+		return f, false
+	}
+	if size < 0 {
+		size = sizeAfter(doc, j)
+	}
+	r := newBlobReader(size, len(doc))
+	rem := doc[j+1:]
+	for {
+		line, last := rem, false
+		k := bytes.IndexByte(rem, '\\')
+		if k >= 0 {
+			line = rem[:k]
+		}
+		if q := bytes.IndexByte(line, '"'); q >= 0 {
+			line, last = line[:q], true
+		} else if k < 0 {
+			return f, false // unterminated
+		}
+		if !r.line(line) {
+			return f, false
+		}
+		if last {
+			rem = rem[len(line):]
+			break
+		}
+		if k+1 >= len(rem) || rem[k+1] != 'n' {
+			return f, false // an escape other than "\n"
+		}
+		rem = rem[k+2:]
+	}
+	if !r.finish() {
+		return f, false
+	}
+	// rem starts at the closing quote.
+	f.rest = make([]byte, 0, j+1+len(rem))
+	f.rest = append(append(f.rest, doc[:j+1]...), rem...)
+	f.content, f.err, f.size = r.out, r.err, size
+	if r.h != nil && r.err == nil && int64(len(r.out)) == size {
+		r.h.Write(r.out[r.hashed:])
+		f.blobSHA = hex.EncodeToString(r.h.Sum(nil))
+	}
+	return f, true
+}
+
+// blobReader decodes base64 lines exactly as the strict decoder decodes
+// the unescaped string, hashing the file as it goes: each line's whole
+// 4-character groups are decoded in place, a group broken across a line
+// break is joined in a small carry, and padding ends the data as it does
+// in one string (anything after a group ending in "=" is refused). An
+// unfinished group at the end is refused, as the padded alphabet refuses
+// it. FuzzContentsJSON holds this to the one-string reading.
+type blobReader struct {
+	out    []byte
+	h      hash.Hash // nil when the size is not known in advance
+	hashed int       // out[:hashed] is in h
+	carry  [4]byte
+	held   int
+	padded bool
+	err    error // the first base64 refusal; the rest is then only checked
+}
+
+// hashChunk is how much decoded data is hashed at once: small enough to
+// still be in cache, large enough that the hash's per-call cost vanishes.
+const hashChunk = 8 << 10
+
+func newBlobReader(size int64, docLen int) *blobReader {
+	r := &blobReader{}
+	if size < 0 {
+		r.out = make([]byte, 0, base64.StdEncoding.DecodedLen(docLen))
+		return r
+	}
+	// Two bytes over: the strict decoder wants room for three bytes from
+	// the last group even when its padding makes it one or two.
+	r.out = make([]byte, 0, size+2)
+	r.h = sha1.New() //nolint:gosec // git object ID, not a security hash
+	r.h.Write([]byte("blob " + strconv.FormatInt(size, 10) + "\x00"))
+	return r
+}
+
+// line reads one line (no quote, no backslash); false when it holds a byte
+// outside the base64 alphabet.
+func (r *blobReader) line(line []byte) bool {
+	if r.held > 0 {
+		k := copy(r.carry[r.held:], line)
+		r.held, line = r.held+k, line[k:]
+		if r.held < len(r.carry) {
+			return true
+		}
+		r.held = 0
+		if !r.groups(r.carry[:]) {
+			return false
+		}
+	}
+	whole := len(line) &^ 3
+	if !r.groups(line[:whole]) {
+		return false
+	}
+	r.held = copy(r.carry[:], line[whole:])
+	return true
+}
+
+// groups decodes whole 4-character groups; false when they hold a byte
+// outside the base64 alphabet. The strict decoder refuses every such byte
+// but "\r" and "\n", which it skips: a group that decoded to fewer bytes
+// than its length says held one.
+func (r *blobReader) groups(g []byte) bool {
+	if len(g) == 0 {
+		return true
+	}
+	if r.err == nil && r.padded {
+		r.err = errAfterPadding
+	}
+	if r.err != nil {
+		return base64Only(g)
+	}
+	r.out = slices.Grow(r.out, len(g)/4*3)
+	n, err := strictBase64.Decode(r.out[len(r.out):cap(r.out)], g)
+	if err != nil || n != len(g)/4*3-padding(g) {
+		if !base64Only(g) {
+			return false
+		}
+		r.err = err
+		return true
+	}
+	r.out = r.out[:len(r.out)+n]
+	r.padded = g[len(g)-1] == '='
+	if r.h != nil && len(r.out)-r.hashed >= hashChunk {
+		r.h.Write(r.out[r.hashed:])
+		r.hashed = len(r.out)
+	}
+	return true
+}
+
+// finish checks what is left in the carry; false when it holds a byte
+// outside the base64 alphabet.
+func (r *blobReader) finish() bool {
+	if r.held == 0 {
+		return true
+	}
+	if !base64Only(r.carry[:r.held]) {
+		return false
+	}
+	if r.err == nil {
+		r.err = errUnfinishedGroup
+	}
+	return true
+}
+
+// padding counts the "=" ending a group.
+func padding(g []byte) int {
+	n := 0
+	for n < 2 && g[len(g)-1-n] == '=' {
+		n++
+	}
+	return n
 }
 
 // stringEnd returns the index of the quote closing the JSON string opened
@@ -105,77 +341,14 @@ var base64Chars = func() (t [256]bool) {
 	return t
 }()
 
-// base64Lines reports whether raw (a JSON string's bytes, between its
-// quotes) holds only base64 characters and "\n" escapes.
-func base64Lines(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		if base64Chars[raw[i]] {
-			continue
+// base64Only reports whether b holds only base64 characters and '='.
+func base64Only(b []byte) bool {
+	for _, c := range b {
+		if !base64Chars[c] {
+			return false
 		}
-		if raw[i] == '\\' && i+1 < len(raw) && raw[i+1] == 'n' {
-			i++
-			continue
-		}
-		return false
 	}
 	return true
-}
-
-// decodeLines decodes what base64Lines accepted exactly as the strict
-// decoder decodes the unescaped string, without first copying the string
-// out of its escapes: each line's whole 4-character groups are decoded in
-// place, a group broken across a line break is joined in a small carry,
-// and padding ends the data as it does in one string (anything after a
-// group ending in "=" is refused). An unfinished group at the end is
-// refused, as the padded alphabet refuses it. FuzzContentsJSON holds this
-// to the one-string reading.
-func decodeLines(raw []byte) ([]byte, error) {
-	out := make([]byte, 0, base64.StdEncoding.DecodedLen(len(raw)))
-	var carry [4]byte
-	held, padded := 0, false
-	decode := func(groups []byte) error {
-		if len(groups) == 0 {
-			return nil
-		}
-		if padded {
-			return errAfterPadding
-		}
-		n, err := strictBase64.Decode(out[len(out):cap(out)], groups)
-		if err != nil {
-			return err
-		}
-		out = out[:len(out)+n]
-		padded = groups[len(groups)-1] == '='
-		return nil
-	}
-	for len(raw) > 0 {
-		line := raw
-		if k := bytes.IndexByte(raw, '\\'); k >= 0 {
-			line, raw = raw[:k], raw[k+2:] // base64Lines accepted only "\n" escapes
-		} else {
-			raw = nil
-		}
-		if held > 0 {
-			k := copy(carry[held:], line)
-			held, line = held+k, line[k:]
-			if held < len(carry) {
-				continue
-			}
-			if err := decode(carry[:]); err != nil {
-				return nil, err
-			}
-			held = 0
-		}
-		whole := len(line) &^ 3
-		if err := decode(line[:whole]); err != nil {
-			return nil, err
-		}
-		held = copy(carry[:], line[whole:])
-	}
-	if held > 0 {
-		return nil, errUnfinishedGroup
-	}
-	return out, nil
 }
 
 var (

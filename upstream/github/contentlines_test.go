@@ -1,8 +1,10 @@
 package github
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
@@ -88,9 +90,28 @@ func TestSplitContent(t *testing.T) {
 		{"bad base64", head + `"content":"aGk"}`, true, toolerr.ProviderMalformed},
 		{"content not a string", head + `"content":null}`, false, toolerr.ProviderMalformed},
 		{"array", `[` + head + `"content":"aGk="}]`, false, toolerr.NotRegularFile},
+		{"raw newline in the string", head + `"content":"aGk=` + "\n" + `"}`, false, toolerr.ProviderMalformed},
+		{"raw newline inside a group", head + `"content":"aG` + "\n" + `k="}`, false, toolerr.ProviderMalformed},
+		{"raw carriage return", head + `"content":"aGk=` + "\r" + `"}`, false, toolerr.ProviderMalformed},
+		{"CRLF escapes", head + `"content":"aGk=\r\n"}`, false, ""}, // the base64 decoder skips CR and LF
+		{"bad character after bad padding", head + `"content":"aGl=\n!"}`, false, toolerr.ProviderMalformed},
+		{"non-ASCII", head + `"content":"aGk=é"}`, false, toolerr.ProviderMalformed},
+		{"three pads", head + `"content":"aG==\n=\n"}`, true, toolerr.ProviderMalformed},
+		{"pad alone", head + `"content":"=\n"}`, true, toolerr.ProviderMalformed},
+		{"sha mismatch", strings.Replace(head, hi, BlobSHA([]byte("ho")), 1) + `"content":"aGk=\n"}`, true, toolerr.ProviderMalformed},
+		{"more data than the size", head + `"content":"aGkh\n"}`, true, toolerr.ProviderMalformed},
+		{"less data than the size", head + `"content":"aA==\n"}`, true, toolerr.ProviderMalformed},
+		{"size after content", `{"type":"file","encoding":"base64","path":"a.md","sha":"` + hi + `","content":"aGk=\n","size":2}`, true, ""},
+		{"size as a float", strings.Replace(head, `"size":2`, `"size":2.0`, 1) + `"content":"aGk=\n"}`, true, toolerr.ProviderMalformed},
+		{"size with a leading zero", strings.Replace(head, `"size":2`, `"size":02`, 1) + `"content":"aGk=\n"}`, true, toolerr.ProviderMalformed},
+		{"negative size", strings.Replace(head, `"size":2`, `"size":-2`, 1) + `"content":"aGk=\n"}`, true, toolerr.ProviderMalformed},
+		{"size over the bound", strings.Replace(head, `"size":2`, `"size":1048577`, 1) + `"content":"aGk=\n"}`, true, toolerr.FileTooLarge},
+		{"size repeated", strings.Replace(head, `"size":2`, `"size":3,"size":2`, 1) + `"content":"aGk=\n"}`, true, toolerr.ProviderMalformed},
+		{"size in another case", strings.Replace(head, `"size":2`, `"Size":3,"size":2`, 1) + `"content":"aGk=\n"}`, true, toolerr.ProviderMalformed},
+		{"nested size", `{"_links":{"size":3},` + head[1:] + `"content":"aGk=\n"}`, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, split := splitContent([]byte(tc.body))
+			_, split := splitContent([]byte(tc.body))
 			if split != tc.split {
 				t.Errorf("split %v, want %v", split, tc.split)
 			}
@@ -105,4 +126,44 @@ func TestSplitContent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSplitContentHashes: a file as GitHub sends it (base64 in 60-character
+// lines, the size before the content) is decoded and hashed in the one
+// pass, across the hash's chunks, and the blob ID is the file's, with the
+// size before the content or after it (contentsAnswer's map order); when
+// the size is not a plain integer or the data is not the size it reports,
+// no blob ID is made on the way and parseFile hashes what it decoded.
+func TestSplitContentHashes(t *testing.T) {
+	for _, size := range []int{0, 1, 2, 3, 45, 46, hashChunk - 1, hashChunk, hashChunk + 1, 3*hashChunk + 7, 200 << 10, MaxFileBytes} {
+		content := githubemu.MultiByteDocument(size)
+		body := contentsAnswer(t, "docs/doc.md", content)
+		f, ok := splitContent(bytes.TrimSpace(body))
+		if !ok || f.err != nil || !bytes.Equal(f.content, content) {
+			t.Fatalf("%d bytes: split %v, err %v, %d bytes decoded", size, ok, f.err, len(f.content))
+		}
+		if f.blobSHA != BlobSHA(content) || f.size != int64(size) {
+			t.Errorf("%d bytes: blob ID %q (size %d), want %q", size, f.blobSHA, f.size, BlobSHA(content))
+		}
+		if file, err := parseFile(body, "docs/doc.md"); err != nil || !bytes.Equal(file.Content, content) {
+			t.Errorf("%d bytes: %v", size, err)
+		}
+	}
+	content := []byte("hello")
+	for name, body := range map[string]string{
+		"size too small": `{"type":"file","size":4,"content":"` + base64Lines(content) + `"}`,
+		"size too large": `{"type":"file","size":6,"content":"` + base64Lines(content) + `"}`,
+		"size not plain": `{"type":"file","size":5e0,"content":"` + base64Lines(content) + `"}`,
+	} {
+		f, ok := splitContent([]byte(body))
+		if !ok || f.err != nil || string(f.content) != "hello" || f.blobSHA != "" {
+			t.Errorf("%s: split %v, err %v, %q, blob ID %q; want no blob ID", name, ok, f.err, f.content, f.blobSHA)
+		}
+	}
+}
+
+// base64Lines is content as GitHub puts it in a JSON string: base64 in
+// 60-character lines, each ended by a "\n" escape.
+func base64Lines(content []byte) string {
+	return strings.ReplaceAll(githubemu.Base64Lines(content), "\n", `\n`)
 }

@@ -250,11 +250,10 @@ func parseAnswer(body []byte, wantPath string, split bool) (*File, error) {
 	// The file's base64 is checked and decoded apart from the rest when it
 	// is plain base64 lines (contentlines.go); the rest, content emptied,
 	// goes through every check below.
-	var lines []byte
+	var sf splitFile
 	if split {
-		var rest []byte
-		if rest, lines, split = splitContent(trimmed); split {
-			trimmed = rest
+		if sf, split = splitContent(trimmed); split {
+			trimmed = sf.rest
 		}
 	}
 	if jsonDepth(trimmed) > maxContentsDepth {
@@ -312,7 +311,7 @@ func parseAnswer(body []byte, wantPath string, split bool) (*File, error) {
 	var content []byte
 	var err error
 	if split {
-		content, err = decodeLines(lines)
+		content, err = sf.content, sf.err
 	} else {
 		content, err = base64.StdEncoding.Strict().DecodeString(*o.Content)
 	}
@@ -322,7 +321,11 @@ func parseAnswer(body []byte, wantPath string, split bool) (*File, error) {
 	if int64(len(content)) != *o.Size {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer decodes to %d bytes, not the %d it reports", len(content), *o.Size)
 	}
-	if o.SHA != BlobSHA(content) {
+	sha := sf.blobSHA // hashed while it was decoded, when the size came first
+	if sha == "" || sf.size != *o.Size {
+		sha = BlobSHA(content)
+	}
+	if o.SHA != sha {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer does not hash to the blob ID it reports")
 	}
 	return &File{Path: *o.Path, BlobSHA: o.SHA, Content: content}, nil
