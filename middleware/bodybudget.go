@@ -48,9 +48,10 @@ type BodyBudgetOptions struct {
 // handler returns, since the MCP peek keeps the body for the handler.
 //
 // A body that stops arriving is cut by the minimum data rate (its
-// connection's read deadline), and when the budget is full the body that
-// has waited longest for its own bytes is evicted (Stalls) — from a key
-// over its fair share first — before a newcomer is refused.
+// connection's read deadline), and when the budget is full the bodies that
+// have waited longest for their own bytes are evicted (Stalls) — from a key
+// over its fair share first — until the newcomer's bytes fit, before it is
+// refused.
 type BodyBudget struct {
 	t   *tally
 	opt BodyBudgetOptions
@@ -180,18 +181,17 @@ func (b *budgetedBody) Read(p []byte) (int, error) {
 }
 
 // reserveLocked reserves the next step (no more than the declared length
-// left); when the budget is full it evicts the longest-stalled body once
-// before it refuses. b.mu is held.
+// left); when the budget is full it evicts the longest-stalled bodies until
+// the step fits (Stalls.admit) before it refuses. b.mu is held: a body is
+// listed in Stalls only while it reads without it, so an evictor never
+// waits on a victim that waits on it.
 func (b *budgetedBody) reserveLocked() error {
 	step := int64(bodyStep)
 	if b.declared > 0 {
 		step = max(1, min(step, b.declared-b.used))
 	}
 	t := b.b.t
-	bound := t.acquire(b.ip, step)
-	if bound == BoundTotal && b.b.opt.Stalls.evictOldest("body_budget", t.overShare) {
-		bound = t.acquire(b.ip, step)
-	}
+	bound := b.b.opt.Stalls.admit("body_budget", t.overShare, func() Bound { return t.acquire(b.ip, step) })
 	if bound != withinBounds {
 		name := "body_budget"
 		if bound == BoundPerIP {

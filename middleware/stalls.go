@@ -51,11 +51,28 @@ func (s *Stalls) Waiting() int {
 	return len(s.waiting)
 }
 
+// admit runs acquire and, while it meets the gateway-wide bound, evicts
+// the longest-stalled request (evictOldest) and tries again, until it is
+// admitted, refused by another bound, or nothing stalled is left. One
+// eviction is not always enough: the room it frees is free for anyone, so
+// another request arriving at the same moment may take it first (an
+// honest diff page was refused so in an 8-address abuse run), and a
+// victim may hold fewer bytes than the newcomer asks for (a stalled
+// 100-byte request, evicted for a 32 KiB step). Each round ends a request
+// that was doing no work, so the loop ends by the number stalled.
+func (s *Stalls) admit(bound string, heavy func(key string) bool, acquire func() Bound) Bound {
+	b := acquire()
+	for b == BoundTotal && s.evictOldest(bound, heavy) {
+		b = acquire()
+	}
+	return b
+}
+
 // evictOldest evicts the request that has waited longest for its bytes,
 // taken from the keys for which heavy holds when there is one (the keys
 // over their fair share), else from any key. It reports whether it evicted
-// one; the victim's holdings are released before it returns, so the room
-// is the caller's.
+// one; the victim's holdings are released before it returns, but the room
+// is anyone's: callers go through admit.
 func (s *Stalls) evictOldest(bound string, heavy func(key string) bool) bool {
 	if s == nil {
 		return false
