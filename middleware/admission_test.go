@@ -512,3 +512,47 @@ func TestBodyBudgetEvictsUntilRoom(t *testing.T) {
 	}
 	checkEvicted(t, readErrs, 2)
 }
+
+// TestInFlightEvictsBeforeTheFirstRead: a request is evictable from the
+// moment it holds a place, not only once its handler blocks in a read. A
+// wave of stalled requests that fills the in-flight bound before any of
+// them has reached its first read (here held at a gate in front of the
+// reading handler) still yields its longest-waiting member to a newcomer,
+// whose call is served; the evicted request's read then fails.
+func TestInFlightEvictsBeforeTheFirstRead(t *testing.T) {
+	stalls := NewStalls(nil)
+	f := NewInFlight(InFlightOptions{Max: 4, MaxPerIP: 4, Stalls: stalls})
+	b := NewBodyBudget(BodyBudgetOptions{Max: 1 << 20, MaxPerIP: 1 << 20, Stalls: stalls})
+	gate, gated := make(chan struct{}), make(chan struct{}, 4)
+	var open sync.Once
+	openGate := func() { open.Do(func() { close(gate) }) }
+	srv, readErrs := admissionServer(t, func(h http.Handler) http.Handler {
+		return f.Handler(b.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.RemoteAddr, "127.0.0.2:") {
+				gated <- struct{}{}
+				<-gate
+			}
+			h.ServeHTTP(w, r)
+		})))
+	})
+	t.Cleanup(openGate) // before the server's: its Close waits for the gated
+	var ends []<-chan struct{}
+	for range 4 {
+		ends = append(ends, stalledBody(t, srv, "127.0.0.2", 100, 0))
+		<-gated
+	}
+	if f.Current() != 4 || b.Buffered() != 0 {
+		t.Fatalf("%d in flight, %d bytes reserved before any read", f.Current(), b.Buffered())
+	}
+	if code := postFrom(t, srv, "127.0.0.3", "honest"); code != http.StatusOK {
+		t.Fatalf("the newcomer: %d, want 200", code)
+	}
+	openGate()
+	checkOneEvicted(t, readErrs)
+	if !within(ends[0], 5*time.Second) {
+		t.Fatal("the evicted request's connection was not closed")
+	}
+	if f.Current() != 3 || stalls.Waiting() != 3 {
+		t.Fatalf("after the eviction: %d in flight, %d waiting", f.Current(), stalls.Waiting())
+	}
+}

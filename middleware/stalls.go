@@ -9,7 +9,8 @@ import (
 // gateway-wide bound that is full can evict the one that has waited
 // longest instead of refusing a newcomer: a stalled request holds a
 // request slot and body bytes while doing no work. InFlight and BodyBudget
-// share one; the budgeted body reader adds itself while it waits.
+// share one; a budgeted body is listed from the start of its request until
+// it is whole, so it is evictable from the moment it holds a place.
 type Stalls struct {
 	mu      sync.Mutex
 	waiting map[*stall]struct{}
@@ -17,7 +18,7 @@ type Stalls struct {
 }
 
 // stall is one request waiting for its bytes since since (its last byte,
-// or when it began to read).
+// or when its request began); since is guarded by Stalls.mu.
 type stall struct {
 	key   string
 	since time.Time
@@ -30,17 +31,47 @@ func NewStalls(evicted func(bound string)) *Stalls {
 	return &Stalls{waiting: map[*stall]struct{}{}, evicted: evicted}
 }
 
+// add lists a request waiting for its bytes since since; nil on a nil
+// registry, as every method here takes.
 func (s *Stalls) add(key string, since time.Time, evict func()) *stall {
+	if s == nil {
+		return nil
+	}
 	w := &stall{key: key, since: since, evict: evict}
-	s.mu.Lock()
-	s.waiting[w] = struct{}{}
-	s.mu.Unlock()
+	s.relist(w)
 	return w
 }
 
-func (s *Stalls) remove(w *stall) {
+// relist lists w again after remove.
+func (s *Stalls) relist(w *stall) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
+	s.waiting[w] = struct{}{}
+	s.mu.Unlock()
+}
+
+// remove takes w off the list and reports whether it was on it (an
+// eviction may have taken it first).
+func (s *Stalls) remove(w *stall) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, listed := s.waiting[w]
 	delete(s.waiting, w)
+	return listed
+}
+
+// touch records that w's bytes last came at since.
+func (s *Stalls) touch(w *stall, since time.Time) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	w.since = since
 	s.mu.Unlock()
 }
 
