@@ -211,17 +211,24 @@ func TestInFlightEvictsStalled(t *testing.T) {
 		}
 	}
 	checkOneEvicted(t, readErrs)
-	if f.Current() != 3 || stalls.Waiting() != 3 {
-		t.Fatalf("after the eviction: %d in flight, %d waiting", f.Current(), stalls.Waiting())
-	}
+	// The newcomer's place is freed as its handler returns, just after
+	// its answer reached the client.
+	waitFor(t, "three in flight and waiting after the eviction", func() bool { return f.Current() == 3 && stalls.Waiting() == 3 })
 }
 
 // checkOneEvicted takes two body-read outcomes, in whichever order they
 // came: the evicted body's budget error and the newcomer's success.
 func checkOneEvicted(t *testing.T, readErrs chan error) {
 	t.Helper()
+	checkEvicted(t, readErrs, 1)
+}
+
+// checkEvicted takes n+1 body-read outcomes, in whichever order they
+// came: n evicted bodies' budget errors and the newcomer's success.
+func checkEvicted(t *testing.T, readErrs chan error, n int) {
+	t.Helper()
 	var evicted, served int
-	for range 2 {
+	for range n + 1 {
 		err := <-readErrs
 		var be *BodyBudgetError
 		switch {
@@ -233,7 +240,7 @@ func checkOneEvicted(t *testing.T, readErrs chan error) {
 			t.Errorf("read error %v", err)
 		}
 	}
-	if evicted != 1 || served != 1 {
+	if evicted != n || served != 1 {
 		t.Fatalf("%d evicted, %d served", evicted, served)
 	}
 }
@@ -420,4 +427,132 @@ func TestBodyBudgetWholeBodyKeepsTheCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInFlightEvictsUntilRoom: the place an eviction frees is anyone's, and
+// another request may take it before the evictor asks again (an honest
+// diff page was refused 503 so in an 8-address abuse run, at the moment
+// three evictions were made). The newcomer then evicts the next stalled
+// request rather than being refused: it is served while anything stalled
+// is left to evict.
+func TestInFlightEvictsUntilRoom(t *testing.T) {
+	stalls := NewStalls(nil)
+	f := NewInFlight(InFlightOptions{Max: 4, MaxPerIP: 4, Stalls: stalls})
+	// An attacker holds every place, two of them waiting for their bytes;
+	// evicting the older frees its place, and at that instant another
+	// request (a thief from a third address) takes it.
+	for range 4 {
+		if b := f.t.acquire("192.0.2.1", 1); b != withinBounds {
+			t.Fatalf("filling the bound: %v", b)
+		}
+	}
+	var evicted []string
+	victim := func(name string, then func()) func() {
+		return func() {
+			evicted = append(evicted, name)
+			f.t.release("192.0.2.1", 1)
+			then()
+		}
+	}
+	start := time.Now()
+	stalls.add("192.0.2.1", start, victim("oldest", func() {
+		if b := f.t.acquire("192.0.2.9", 1); b != withinBounds {
+			t.Errorf("the thief: %v", b)
+		}
+	}))
+	stalls.add("192.0.2.1", start.Add(time.Second), victim("younger", func() {}))
+
+	if code := sendFrom("192.0.2.3", f.Handler(ok)); code != http.StatusOK {
+		t.Fatalf("the newcomer, its first freed place taken: %d, want 200", code)
+	}
+	if strings.Join(evicted, ",") != "oldest,younger" || stalls.Waiting() != 0 {
+		t.Fatalf("evicted %v, %d still waiting", evicted, stalls.Waiting())
+	}
+	// Nothing stalled is left: the next newcomer at the bound is refused.
+	if b := f.t.acquire("192.0.2.9", 1); b != withinBounds {
+		t.Fatalf("refilling: %v", b)
+	}
+	if code := sendFrom("192.0.2.4", f.Handler(mustNotRun(t))); code != http.StatusServiceUnavailable {
+		t.Fatalf("at the bound with nothing stalled: %d, want 503", code)
+	}
+}
+
+// TestBodyBudgetEvictsUntilRoom: through a real server, when the oldest
+// stalled body holds fewer bytes than a newcomer needs (a stalled 100-byte
+// request beside stalled 1 MiB bodies), the newcomer evicts the next one
+// too and is served, rather than being refused after freeing too little.
+func TestBodyBudgetEvictsUntilRoom(t *testing.T) {
+	var evicted []string
+	stalls := NewStalls(func(bound string) { evicted = append(evicted, bound) })
+	// Room for the small stalled body and two steps of large ones, exactly.
+	b := NewBodyBudget(BodyBudgetOptions{Max: 100 + 2*bodyStep, MaxPerIP: 1 << 20, Stalls: stalls})
+	srv, readErrs := admissionServer(t, b.Handler)
+	small := stalledBody(t, srv, "127.0.0.2", 100, 10)
+	waitFor(t, "the small stalled body", func() bool { return stalls.Waiting() == 1 })
+	var large []<-chan struct{}
+	for i := range 2 {
+		large = append(large, stalledBody(t, srv, "127.0.0.2", 1<<20, 10))
+		waitFor(t, "a large stalled body", func() bool { return stalls.Waiting() == 2+i })
+	}
+	if got := b.Buffered(); got != 100+2*bodyStep {
+		t.Fatalf("the stalled bodies reserved %d, want the whole budget", got)
+	}
+
+	if code := postFrom(t, srv, "127.0.0.3", strings.Repeat("z", 500)); code != http.StatusOK {
+		t.Fatalf("the newcomer: %d, want 200", code)
+	}
+	if !within(small, 5*time.Second) || !within(large[0], 5*time.Second) {
+		t.Fatal("the two longest-stalled connections were not both closed")
+	}
+	if within(large[1], 100*time.Millisecond) || stalls.Waiting() != 1 {
+		t.Fatalf("the youngest stalled body was evicted too (%d waiting)", stalls.Waiting())
+	}
+	if strings.Join(evicted, ",") != "body_budget,body_budget" {
+		t.Fatalf("evictions %v", evicted)
+	}
+	checkEvicted(t, readErrs, 2)
+}
+
+// TestInFlightEvictsBeforeTheFirstRead: a request is evictable from the
+// moment it holds a place, not only once its handler blocks in a read. A
+// wave of stalled requests that fills the in-flight bound before any of
+// them has reached its first read (here held at a gate in front of the
+// reading handler) still yields its longest-waiting member to a newcomer,
+// whose call is served; the evicted request's read then fails.
+func TestInFlightEvictsBeforeTheFirstRead(t *testing.T) {
+	stalls := NewStalls(nil)
+	f := NewInFlight(InFlightOptions{Max: 4, MaxPerIP: 4, Stalls: stalls})
+	b := NewBodyBudget(BodyBudgetOptions{Max: 1 << 20, MaxPerIP: 1 << 20, Stalls: stalls})
+	gate, gated := make(chan struct{}), make(chan struct{}, 4)
+	var open sync.Once
+	openGate := func() { open.Do(func() { close(gate) }) }
+	srv, readErrs := admissionServer(t, func(h http.Handler) http.Handler {
+		return f.Handler(b.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.RemoteAddr, "127.0.0.2:") {
+				gated <- struct{}{}
+				<-gate
+			}
+			h.ServeHTTP(w, r)
+		})))
+	})
+	t.Cleanup(openGate) // before the server's: its Close waits for the gated
+	var ends []<-chan struct{}
+	for range 4 {
+		ends = append(ends, stalledBody(t, srv, "127.0.0.2", 100, 0))
+		<-gated
+	}
+	if f.Current() != 4 || b.Buffered() != 0 {
+		t.Fatalf("%d in flight, %d bytes reserved before any read", f.Current(), b.Buffered())
+	}
+	if code := postFrom(t, srv, "127.0.0.3", "honest"); code != http.StatusOK {
+		t.Fatalf("the newcomer: %d, want 200", code)
+	}
+	openGate()
+	checkOneEvicted(t, readErrs)
+	if !within(ends[0], 5*time.Second) {
+		t.Fatal("the evicted request's connection was not closed")
+	}
+	// The newcomer's place is freed as its handler returns, just after
+	// its answer reached the client.
+	waitFor(t, "three in flight and waiting after the eviction", func() bool { return f.Current() == 3 && stalls.Waiting() == 3 })
 }

@@ -48,9 +48,10 @@ type BodyBudgetOptions struct {
 // handler returns, since the MCP peek keeps the body for the handler.
 //
 // A body that stops arriving is cut by the minimum data rate (its
-// connection's read deadline), and when the budget is full the body that
-// has waited longest for its own bytes is evicted (Stalls) — from a key
-// over its fair share first — before a newcomer is refused.
+// connection's read deadline), and when the budget is full the bodies that
+// have waited longest for their own bytes are evicted (Stalls) — from a key
+// over its fair share first — until the newcomer's bytes fit, before it is
+// refused.
 type BodyBudget struct {
 	t   *tally
 	opt BodyBudgetOptions
@@ -94,7 +95,12 @@ func (b *BodyBudget) Handler(next http.Handler) http.Handler {
 			rc: http.NewResponseController(w), start: time.Now(), release: func() { releaseSlot(r.Context()) }}
 		body.last = body.start
 		body.setDeadline()
-		defer body.releaseBytes()
+		// Listed as waiting from the moment it holds a place, before its
+		// first read: a wave of fresh stalled requests that has filled the
+		// in-flight bound before any of them reached a read must still be
+		// evictable.
+		body.waiting = b.opt.Stalls.add(body.ip, body.start, body.evict)
+		defer body.end()
 		r.Body = body
 		next.ServeHTTP(w, r)
 	})
@@ -111,8 +117,9 @@ func (b *BodyBudget) declaredCap(r *http.Request) int64 {
 }
 
 // budgetedBody reserves a body's bytes as it reads them, holds its
-// connection to the minimum data rate, and lists itself in Stalls while
-// it waits for bytes.
+// connection to the minimum data rate, and is listed in Stalls from the
+// start of its request until the body is whole (or its handler returns):
+// until then it is waiting for its own bytes.
 type budgetedBody struct {
 	io.ReadCloser
 	b        *BodyBudget
@@ -121,6 +128,7 @@ type budgetedBody struct {
 	rc       *http.ResponseController
 	start    time.Time
 	release  func() // the request's in-flight place, on eviction
+	waiting  *stall // its entry in Stalls (nil without Stalls)
 
 	mu             sync.Mutex
 	last           time.Time // when the last bytes arrived
@@ -145,25 +153,23 @@ func (b *budgetedBody) Read(p []byte) (int, error) {
 		return b.ReadCloser.Read(p)
 	}
 	if b.reserved == b.used {
-		if err := b.reserveLocked(); err != nil {
-			b.mu.Unlock()
+		b.mu.Unlock()
+		if err := b.reserve(); err != nil {
 			return 0, err
+		}
+		b.mu.Lock()
+		if b.failed != nil { // evicted since
+			defer b.mu.Unlock()
+			return 0, b.failed
 		}
 	}
 	if room := b.reserved - b.used; int64(len(p)) > room {
 		p = p[:room]
 	}
-	var w *stall
-	if b.b.opt.Stalls != nil {
-		w = b.b.opt.Stalls.add(b.ip, b.last, b.evict)
-	}
 	b.mu.Unlock()
 
 	n, err := b.ReadCloser.Read(p)
 
-	if w != nil {
-		b.b.opt.Stalls.remove(w)
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.evicted {
@@ -174,23 +180,42 @@ func (b *budgetedBody) Read(p []byte) (int, error) {
 		b.last = time.Now()
 		if err == nil && (b.declared < 0 || b.used < b.declared) {
 			b.setDeadline()
+			b.b.opt.Stalls.touch(b.waiting, b.last)
 		}
+	}
+	if err != nil || (b.declared > 0 && b.used >= b.declared) {
+		// Whole (or ended): no longer waiting for its bytes.
+		b.b.opt.Stalls.remove(b.waiting)
 	}
 	return n, err
 }
 
-// reserveLocked reserves the next step (no more than the declared length
-// left); when the budget is full it evicts the longest-stalled body once
-// before it refuses. b.mu is held.
-func (b *budgetedBody) reserveLocked() error {
+// reserve reserves the next step (no more than the declared length left);
+// when the budget is full it evicts the longest-stalled bodies until the
+// step fits (Stalls.admit) before it refuses. It runs without b.mu, so an
+// evictor never holds its own lock while it waits for a victim's (two
+// bodies evicting each other would deadlock), and off the list of Stalls,
+// so it cannot evict itself; an eviction of b that comes meanwhile wins.
+func (b *budgetedBody) reserve() error {
+	b.mu.Lock()
 	step := int64(bodyStep)
 	if b.declared > 0 {
 		step = max(1, min(step, b.declared-b.used))
 	}
-	t := b.b.t
-	bound := t.acquire(b.ip, step)
-	if bound == BoundTotal && b.b.opt.Stalls.evictOldest("body_budget", t.overShare) {
-		bound = t.acquire(b.ip, step)
+	b.mu.Unlock()
+	s, t := b.b.opt.Stalls, b.b.t
+	listed := s.remove(b.waiting)
+	bound := s.admit("body_budget", t.overShare, func() Bound { return t.acquire(b.ip, step) })
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.evicted {
+		if bound == withinBounds {
+			t.release(b.ip, step)
+		}
+		return b.failed
+	}
+	if listed {
+		s.relist(b.waiting)
 	}
 	if bound != withinBounds {
 		name := "body_budget"
@@ -253,7 +278,10 @@ func (b *budgetedBody) evict() {
 	_ = b.rc.SetReadDeadline(time.Now())
 }
 
-func (b *budgetedBody) releaseBytes() {
+// end is the handler's return: the body is no longer listed, and its
+// bytes are released.
+func (b *budgetedBody) end() {
+	b.b.opt.Stalls.remove(b.waiting)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.releaseBytesLocked()

@@ -32,9 +32,9 @@ type InFlightOptions struct {
 // upstream calls. Past the client IP's share it answers 429, past the
 // gateway-wide bound 503, both with Retry-After, before reading the body.
 // Under pressure the share is the fair one of the tally (the bound divided
-// among the keys in flight), and at the bound the request that has waited
-// longest for its own body bytes is evicted to make room before anyone is
-// refused.
+// among the keys in flight), and at the bound the requests that have waited
+// longest for their own body bytes are evicted, one at a time until there
+// is room, before anyone is refused.
 type InFlight struct {
 	t    *tally
 	anon *tally // requests past authentication without a verified principal
@@ -79,10 +79,7 @@ func (f *InFlight) Handler(next http.Handler) http.Handler {
 			return
 		}
 		ip := RequestClientKey(r)
-		b := f.t.acquire(ip, 1)
-		if b == BoundTotal && f.opt.Stalls.evictOldest("in_flight", f.t.overShare) {
-			b = f.t.acquire(ip, 1)
-		}
+		b := f.opt.Stalls.admit("in_flight", f.t.overShare, func() Bound { return f.t.acquire(ip, 1) })
 		if b != withinBounds {
 			refuseBound(w, r, b, "in_flight", f.opt.Refused, "requests in flight")
 			return
