@@ -215,6 +215,11 @@ func TestFullDiskNamedAndLogged(t *testing.T) {
 	if failedAt < 0 {
 		t.Fatal("50 dispatches stored under a 64 KiB file limit: the limit did not bite")
 	}
+	// The gateway's log reaches the test through a pipe, after the answer
+	// did: wait for the dispatch's access line, which follows the cause's.
+	eventually(t, "the failed dispatch's access line", func() bool {
+		return strings.Contains(s.gw.Logs(), `"outcome":"unavailable"`)
+	})
 	logs := s.gw.Logs()
 	var faults []string
 	for _, line := range strings.Split(logs, "\n") {
