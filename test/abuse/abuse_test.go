@@ -46,16 +46,18 @@ func TestRunReportsAbuse(t *testing.T) {
 		}
 	}
 	// The IPv6 attacker's rotating addresses are one client: however many
-	// requests it managed, no more got through than the /64's bounds (in a
-	// brief run, within one minute's rate, stricter than the phase's bound).
-	m := regexp.MustCompile(`IPv6 rotation from 2001:db8:6666:1::/64 .*, ([0-9]+) of them reached Forgejo .*ip_ceiling_per_minute ([0-9]+) per /64, within the bound of [0-9]+ for this phase\); ` +
-		`made-up gateway bearers .*, ([0-9]+) store lookups .*refused_bearers_per_minute ([0-9]+) per /64, within the bound of [0-9]+ for this phase\)`).FindStringSubmatch(report)
+	// requests it managed, no more got through than the /64's bounds for
+	// the phase. Even a brief phase may straddle a minute boundary, where
+	// the sliding window lets the last minute's rate pass again in part, so
+	// the bound is the phase's (two windows), as the run itself prints.
+	m := regexp.MustCompile(`IPv6 rotation from 2001:db8:6666:1::/64 .*, ([0-9]+) of them reached Forgejo .*ip_ceiling_per_minute [0-9]+ per /64, within the bound of ([0-9]+) for this phase\); ` +
+		`made-up gateway bearers .*, ([0-9]+) store lookups .*refused_bearers_per_minute [0-9]+ per /64, within the bound of ([0-9]+) for this phase\)`).FindStringSubmatch(report)
 	if m == nil {
 		t.Fatalf("no IPv6 rotation line in:\n%s", report)
 	}
 	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
 	if n(m[1]) > n(m[2]) || n(m[3]) > n(m[4]) {
-		t.Errorf("the IPv6 attacker got %s bearers to Forgejo (ceiling %s) and %s store lookups (bound %s)", m[1], m[2], m[3], m[4])
+		t.Errorf("the IPv6 attacker got %s bearers to Forgejo (phase bound %s) and %s store lookups (phase bound %s)", m[1], m[2], m[3], m[4])
 	}
 }
 
