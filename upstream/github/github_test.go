@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -389,8 +390,8 @@ func TestTokenCache(t *testing.T) {
 			t.Fatalf("the docs token read octo/other: %d %v", status, err)
 		}
 	})
-	t.Run("reused until near expiry", func(t *testing.T) {
-		s := newStack(t, githubemu.Options{TokenTTL: time.Hour}, true)
+	t.Run("replaced in the background near expiry", func(t *testing.T) {
+		s := newStack(t, githubemu.Options{TokenTTL: time.Hour, TokenDelay: 200 * time.Millisecond}, true)
 		for i := 0; i < 5; i++ {
 			if _, err := s.client.GetFile(context.Background(), s.req(s.docs.Readme)); err != nil {
 				t.Fatal(err)
@@ -399,19 +400,31 @@ func TestTokenCache(t *testing.T) {
 		if n := s.emu.TokenMints(); n != 1 {
 			t.Fatalf("%d mints, want 1", n)
 		}
-		// Move the cache's clock to 4 minutes before expiry: refreshed.
+		old, _ := s.tokens.Token(context.Background(), 77, "docs")
+		// Move the cache's clock to 4 minutes before expiry: the live
+		// token is still handed out, and one mint replaces it meanwhile.
 		s.tokens.now = func() time.Time { return time.Now().Add(56 * time.Minute) }
-		if _, err := s.client.GetFile(context.Background(), s.req(s.docs.Readme)); err != nil {
-			t.Fatal(err)
+		for i := 0; i < 3; i++ {
+			if tok, err := s.tokens.Token(context.Background(), 77, "docs"); err != nil || tok != old {
+				t.Fatalf("near expiry: %v, want the live token (no wait on the mint)", err)
+			}
 		}
+		waitFlights(t, s.tokens)
 		if n := s.emu.TokenMints(); n != 2 {
 			t.Fatalf("%d mints after nearing expiry, want 2", n)
 		}
+		if tok, _ := s.tokens.Token(context.Background(), 77, "docs"); tok == old {
+			t.Fatal("the refreshed token is not the one handed out")
+		}
 	})
-	t.Run("short-lived tokens are reused for half their life", func(t *testing.T) {
+	t.Run("short-lived tokens are kept until their own expiry", func(t *testing.T) {
 		// A token GitHub issues with under RefreshBefore to live was
-		// minted again on every call.
-		s := newStack(t, githubemu.Options{TokenTTL: 4 * time.Minute}, true)
+		// minted again on every call. One clock, moved by the test, runs
+		// the cache, the App's JWTs and the emulator's expiry.
+		var shift atomic.Int64
+		clock := func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }
+		s := newStack(t, githubemu.Options{TokenTTL: 4 * time.Minute, Now: clock}, true)
+		s.tokens.now, s.tokens.app.now = clock, clock
 		for i := 0; i < 3; i++ {
 			if _, err := s.client.GetFile(context.Background(), s.req(s.docs.Readme)); err != nil {
 				t.Fatal(err)
@@ -420,8 +433,9 @@ func TestTokenCache(t *testing.T) {
 		if n := s.emu.TokenMints(); n != 1 {
 			t.Fatalf("%d mints for three reads with a 4-minute token, want 1", n)
 		}
-		// Past half its life, concurrent callers mint one new token.
-		s.tokens.now = func() time.Time { return time.Now().Add(2*time.Minute + time.Second) }
+		// Past half its life, concurrent callers still read with it and
+		// one new token is minted for all of them.
+		shift.Store(int64(2*time.Minute + time.Second))
 		var wg sync.WaitGroup
 		for i := 0; i < 8; i++ {
 			wg.Add(1)
@@ -433,8 +447,48 @@ func TestTokenCache(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+		waitFlights(t, s.tokens)
 		if n := s.emu.TokenMints(); n != 2 {
 			t.Fatalf("%d mints after half the token's life, want 2", n)
+		}
+		// Past its expiry a token is not handed out: callers wait for one
+		// mint.
+		shift.Store(int64(7 * time.Minute))
+		for i := 0; i < 3; i++ {
+			if _, err := s.client.GetFile(context.Background(), s.req(s.docs.Readme)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := s.emu.TokenMints(); n != 3 {
+			t.Fatalf("%d mints after expiry, want 3", n)
+		}
+	})
+	t.Run("a failed refresh keeps the live token and is retried later", func(t *testing.T) {
+		s := newStack(t, githubemu.Options{TokenTTL: time.Hour}, true)
+		old, err := s.tokens.Token(context.Background(), 77, "docs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.emu.SetFault(githubemu.RouteToken, githubemu.Fault{Kind: githubemu.FaultStatus, Status: 502})
+		clock := time.Now().Add(56 * time.Minute)
+		s.tokens.now = func() time.Time { return clock }
+		for i := 0; i < 5; i++ {
+			if tok, err := s.tokens.Token(context.Background(), 77, "docs"); err != nil || tok != old {
+				t.Fatalf("call %d while the token route fails: %v, want the live token", i, err)
+			}
+			waitFlights(t, s.tokens)
+		}
+		if n := tokenRequests(s.emu); n != 2 {
+			t.Fatalf("%d token requests for five calls, want 2 (one mint, one failed refresh)", n)
+		}
+		clock = clock.Add(refreshRetry)
+		s.emu.ClearFaults()
+		if tok, err := s.tokens.Token(context.Background(), 77, "docs"); err != nil || tok != old {
+			t.Fatalf("after refreshRetry: %v, want the live token", err)
+		}
+		waitFlights(t, s.tokens)
+		if n := s.emu.TokenMints(); n != 2 {
+			t.Fatalf("%d mints after refreshRetry, want 2", n)
 		}
 	})
 	t.Run("concurrent callers mint once", func(t *testing.T) {
@@ -511,4 +565,30 @@ func waitForWaiters(t *testing.T, s *Installations, installationID int64, n int)
 		}
 	}
 	t.Fatalf("never %d callers waiting on the mint", n)
+}
+
+// waitFlights waits until no mint of tokens is in progress (a background
+// refresh has published its outcome).
+func waitFlights(t *testing.T, tokens *Installations) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		tokens.mu.Lock()
+		n := len(tokens.flights)
+		tokens.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+	t.Fatal("a token mint is still in progress after 10 s")
+}
+
+// tokenRequests counts the requests the emulator's token route received.
+func tokenRequests(emu *githubemu.Emulator) int {
+	n := 0
+	for _, r := range emu.Requests() {
+		if r.Route == githubemu.RouteToken {
+			n++
+		}
+	}
+	return n
 }

@@ -15,11 +15,18 @@ import (
 )
 
 // RefreshBefore is how long before its expiry a cached installation token
-// is replaced: a token with less than this left is not handed out, so a
-// read that starts with it cannot outlive it. A token issued with less
-// than twice this to live is replaced at half its life instead
-// (refreshMargin).
+// is replaced: from then on it is still handed out, until its own expiry,
+// while one mint in the background replaces it, so no call waits on a
+// mint while the cache holds a live token. A token issued with less than
+// twice this to live is replaced from half its life instead
+// (refreshMargin). A read that starts with a token in its last moments and
+// is refused with 401 runs once more with the fresh one (withToken).
 const RefreshBefore = 5 * time.Minute
+
+// refreshRetry is how long after a failed background refresh the next one
+// may start while the cached token is still live: a token route that is
+// down is then asked once per interval, not once per call.
+const refreshRetry = 15 * time.Second
 
 // maxTokenResponse bounds the token route's answer (a few hundred bytes).
 const maxTokenResponse = 64 << 10
@@ -43,6 +50,7 @@ type Installations struct {
 	mu      sync.Mutex
 	cache   map[tokenKey]installationToken
 	flights map[tokenKey]*mintFlight
+	retryAt map[tokenKey]time.Time // no background refresh before this, after one failed
 
 	// observe, if set, is told "cache_hit", "minted" or "mint_failed" for
 	// every cache answer and every mint (metrics).
@@ -101,16 +109,18 @@ func (t installationToken) refreshMargin() time.Duration {
 // the GitHub API origin. app may be nil when no App is configured.
 func NewInstallations(up *upstream.Client, app *App) *Installations {
 	return &Installations{up: up, app: app, now: time.Now,
-		cache: map[tokenKey]installationToken{}, flights: map[tokenKey]*mintFlight{}}
+		cache: map[tokenKey]installationToken{}, flights: map[tokenKey]*mintFlight{},
+		retryAt: map[tokenKey]time.Time{}}
 }
 
 // Configured reports whether an App (ID and key) is configured.
 func (s *Installations) Configured() bool { return s.app != nil }
 
 // Token returns a token for reading the contents of repo (a repository
-// name of the installation's account) with at least RefreshBefore left,
-// minting one narrowed to that repository and contents read if the cache
-// has none. A caller whose context ends stops waiting at once; the mint
+// name of the installation's account): the cached one while it lives,
+// starting one background mint to replace it once it is within its refresh
+// margin, or else a fresh one narrowed to that repository and contents
+// read, for which the caller waits. A caller whose context ends stops waiting at once; the mint
 // goes on for the callers still waiting and is cancelled when the last of
 // them leaves, so a stalled or slow-dripping token route holds no
 // goroutine past its callers.
@@ -126,17 +136,14 @@ func (s *Installations) Token(ctx context.Context, installationID int64, repo st
 	}
 	key := keyFor(installationID, repo)
 	s.mu.Lock()
-	if t, ok := s.cachedLocked(key); ok {
+	if t, ok := s.cachedLocked(ctx, key, repo); ok {
 		s.mu.Unlock()
 		s.event("cache_hit")
 		return t, nil
 	}
 	f := s.flights[key]
 	if f == nil {
-		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mintTimeout)
-		f = &mintFlight{done: make(chan struct{}), cancel: cancel}
-		s.flights[key] = f
-		go s.fly(mctx, key, repo, f)
+		f = s.startLocked(ctx, key, repo)
 	}
 	f.waiters++
 	s.mu.Unlock()
@@ -159,8 +166,19 @@ func (s *Installations) Token(ctx context.Context, installationID int64, repo st
 	}
 }
 
+// startLocked starts the pair's one mint, detached from ctx's end but
+// bounded by mintTimeout; s.mu is held and no flight is in progress.
+func (s *Installations) startLocked(ctx context.Context, key tokenKey, repo string) *mintFlight {
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mintTimeout)
+	f := &mintFlight{done: make(chan struct{}), cancel: cancel}
+	s.flights[key] = f
+	go s.fly(mctx, key, repo, f)
+	return f
+}
+
 // fly runs one mint and publishes its outcome to the flight's callers and,
-// on success, to the cache.
+// on success, to the cache. A failure leaves a live cached token in place
+// (a background refresh failed; it is tried again after refreshRetry).
 func (s *Installations) fly(ctx context.Context, key tokenKey, repo string, f *mintFlight) {
 	defer f.cancel()
 	t, err := s.mint(ctx, key.installation, repo)
@@ -172,6 +190,9 @@ func (s *Installations) fly(ctx context.Context, key tokenKey, repo string, f *m
 	s.mu.Lock()
 	if err == nil {
 		s.cache[key] = t
+		delete(s.retryAt, key)
+	} else {
+		s.retryAt[key] = s.now().Add(refreshRetry)
 	}
 	if s.flights[key] == f {
 		delete(s.flights, key)
@@ -181,12 +202,19 @@ func (s *Installations) fly(ctx context.Context, key tokenKey, repo string, f *m
 	close(f.done)
 }
 
-// cachedLocked returns the pair's token if it has its refresh margin
-// (RefreshBefore, or half a short-lived token's life) left; s.mu is held.
-func (s *Installations) cachedLocked(key tokenKey) (string, bool) {
+// cachedLocked returns the pair's token if it has not expired. One within
+// its refresh margin (RefreshBefore, or half a short-lived token's life) is
+// still returned, and a background mint to replace it is started unless
+// one is in progress or the last failed under refreshRetry ago; s.mu is
+// held.
+func (s *Installations) cachedLocked(ctx context.Context, key tokenKey, repo string) (string, bool) {
 	t, ok := s.cache[key]
-	if !ok || t.expires.Sub(s.now()) < t.refreshMargin() {
+	now := s.now()
+	if !ok || !now.Before(t.expires) {
 		return "", false
+	}
+	if t.expires.Sub(now) < t.refreshMargin() && s.flights[key] == nil && !now.Before(s.retryAt[key]) {
+		s.startLocked(ctx, key, repo)
 	}
 	return t.secret, true
 }
