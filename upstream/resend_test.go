@@ -197,3 +197,60 @@ func TestNoResendOnceWritten(t *testing.T) {
 		t.Fatalf("the upstream saw %q whole, %d connections, %d bytes of the cut request; want the first whole, 1 connection, 10 bytes", reqs, conns, cut)
 	}
 }
+
+// TestNoResendOfARefusedAnswer: an answer refused for its framing proves
+// the request was delivered, so it is never sent again — even when the
+// connection's byte count does not show the write yet (net/http hands
+// the answer back while its writer goroutine may still be between the
+// write and the count: seen under load, a GET sent twice).
+func TestNoResendOfARefusedAnswer(t *testing.T) {
+	const dup = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello"
+	client, server := net.Pipe()
+	defer server.Close()
+	hc := &headCountingConn{Conn: client, scan: newHeadScanner()}
+	hc.scan.feed([]byte(dup)) // the answer's head arrived; the count of the write lags
+	var freshCalls int
+	wt := &wireTransport{
+		next: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			httptrace.ContextClientTrace(req.Context()).GotConn(httptrace.GotConnInfo{Conn: hc, Reused: true})
+			return http.ReadResponse(bufio.NewReader(strings.NewReader(dup)), req)
+		}),
+		fresh: roundTripFunc(func(*http.Request) (*http.Response, error) {
+			freshCalls++
+			return nil, errors.New("sent again")
+		}),
+	}
+	req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1/x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = wt.RoundTrip(req)
+	wantKind(t, err, KindFraming)
+	if freshCalls != 0 {
+		t.Fatalf("a request whose answer arrived was sent again %d times", freshCalls)
+	}
+}
+
+// TestUnwrittenWhileWriting: a write under way counts as written, whatever
+// the byte count says yet.
+func TestUnwrittenWhileWriting(t *testing.T) {
+	hc := &headCountingConn{scan: newHeadScanner()}
+	g := &gotConn{}
+	g.set(httptrace.GotConnInfo{Conn: hc, Reused: true})
+	if !g.unwritten() {
+		t.Fatal("a reused connection with nothing written is not unwritten")
+	}
+	hc.writing.Add(1)
+	if g.unwritten() {
+		t.Fatal("a write under way was taken for nothing written")
+	}
+	hc.writing.Add(-1)
+	hc.written.Add(1)
+	if g.unwritten() {
+		t.Fatal("a byte written was taken for nothing written")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

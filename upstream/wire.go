@@ -86,7 +86,11 @@ func (t *wireTransport) send(rt http.RoundTripper, req *http.Request) (*http.Res
 	}
 	if reason := contentLengthProblem(resp, got.get()); reason != "" {
 		resp.Body.Close()
-		return nil, got, &Error{Kind: KindFraming, Status: resp.StatusCode, Reason: reason}
+		// An answer arrived, so the request was delivered: never a
+		// re-send. (The connection's count may not say so yet: net/http
+		// returns an answer while its writer goroutine may still be
+		// between the write and the count.)
+		return nil, &gotConn{}, &Error{Kind: KindFraming, Status: resp.StatusCode, Reason: reason}
 	}
 	return resp, got, nil
 }
@@ -150,12 +154,15 @@ func (g *gotConn) get() net.Conn {
 // unwritten reports whether the attempt was given a kept-alive HTTP/1.x
 // connection and wrote not a byte on it (an HTTP/1.x connection carries
 // one request at a time, so every byte written after GotConn is this
-// request's). An HTTP/2 connection is net/http's to judge.
+// request's), with no write under way that the count does not show yet.
+// An HTTP/2 connection is net/http's to judge.
 func (g *gotConn) unwritten() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	hc, ok := g.conn.(*headCountingConn)
-	return ok && g.reused && hc.written.Load() == g.written
+	// writing first: a write that ends after this load has added its
+	// bytes to written before it leaves writing.
+	return ok && g.reused && hc.writing.Load() == 0 && hc.written.Load() == g.written
 }
 
 // headCountingConn is an HTTP/1.x connection whose incoming bytes pass
@@ -166,11 +173,16 @@ type headCountingConn struct {
 	net.Conn
 	scan    *headScanner
 	written atomic.Int64 // bytes the connection accepted for sending
+	// writing counts Writes under way: their bytes may have left before
+	// written counts them, so while one runs nothing is "unwritten".
+	writing atomic.Int32
 }
 
 func (c *headCountingConn) Write(p []byte) (int, error) {
+	c.writing.Add(1)
 	n, err := c.Conn.Write(p)
 	c.written.Add(int64(n))
+	c.writing.Add(-1)
 	return n, err
 }
 
