@@ -20,7 +20,7 @@ func TestRunReportsBothPaths(t *testing.T) {
 		t.Skip("builds the gateway binary")
 	}
 	var out bytes.Buffer
-	o := options{duration: 300 * time.Millisecond, concurrency: []int{1, 2}, paths: []string{"owned", "sdk"}, latencyN: 20, maxN: 50, warmN: 5,
+	o := options{duration: 300 * time.Millisecond, concurrency: []int{1, 2}, paths: []string{"owned", "sdk"}, rounds: 1, latencyN: 20, maxN: 50, warmN: 5,
 		names: []string{"anonymous", "diff page", "documents"}, gatewayEnv: []string{"GOGC=100"}, upstreamDelay: 900 * time.Microsecond}
 	if err := run(&out, o); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -47,6 +47,33 @@ func TestRunReportsBothPaths(t *testing.T) {
 		`\| document 256 KiB \| gateway (\(SDK path\) )?/ direct \| `,
 		`\| document 1 MiB \| direct \| `,
 		`\| document 1 MiB \| gateway \(SDK path\) \| `,
+	} {
+		if !regexp.MustCompile(row).MatchString(report) {
+			t.Errorf("no row matching %s in:\n%s", row, report)
+		}
+	}
+}
+
+// TestRunAuditRounds runs the audit comparison for a moment: the audit
+// path and the plain one take turns over two rounds, the audit gateway
+// records every anonymous call (the run fails if it wrote none or dropped
+// any), and the ratio row compares the two.
+func TestRunAuditRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the gateway binary")
+	}
+	var out bytes.Buffer
+	o := options{duration: 200 * time.Millisecond, concurrency: []int{2}, paths: []string{"audit", "owned"}, rounds: 2, latencyN: 10, maxN: 50, warmN: 5,
+		names: []string{"anonymous"}}
+	if err := run(&out, o); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	report := out.String()
+	for _, row := range []string{
+		`2 rounds a path in turns`,
+		`\| anonymous \| gateway \(audit\) \| 2 \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9]+ req/s \| [0-9]+ µs \| [0-9]+ µs \|`,
+		`\| anonymous \| gateway \(audit\) / gateway \| 2 \| [0-9.]+× \| \| [0-9.]+× \| [0-9.]+× \|`,
+		`gateway \(audit\): [1-9][0-9]* audit records written, none dropped`,
 	} {
 		if !regexp.MustCompile(row).MatchString(report) {
 			t.Errorf("no row matching %s in:\n%s", row, report)

@@ -45,7 +45,8 @@ import (
 func main() {
 	duration := flag.Duration("duration", 3*time.Second, "length of each throughput phase")
 	concurrency := flag.String("concurrency", "8", "workers in the throughput phase; a comma-separated list measures each")
-	paths := flag.String("paths", "owned,sdk", "gateway paths to measure: owned (mcp.owned_tool_calls on), sdk (off), or both")
+	paths := flag.String("paths", "owned,sdk", "gateway paths to measure: owned (mcp.owned_tool_calls on), sdk (off), audit (owned, with audit.mode best_effort recording anonymous reads too); two side by side")
+	rounds := flag.Int("rounds", 1, "throughput phases per path and worker count, the paths taking turns, so a drift in the machine's speed falls on both")
 	latencyRequests := flag.Int("latency-requests", 2000, "sequential requests in the latency phase")
 	maxRequests := flag.Int("max-requests", 200000, "cap on requests per throughput phase")
 	scenarios := flag.String("scenarios", "anonymous,diff page", `comma-separated scenarios to run: anonymous, diff page, documents (every "document …" one) or one "document …" by name`)
@@ -58,7 +59,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "load: -concurrency:", err)
 		os.Exit(2)
 	}
-	o := options{duration: *duration, concurrency: levels, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200,
+	if *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "load: -rounds must be at least 1")
+		os.Exit(2)
+	}
+	o := options{duration: *duration, concurrency: levels, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200, rounds: *rounds,
 		names: strings.Split(*scenarios, ","), gatewayEnv: gatewayEnv, upstreamDelay: *upstreamDelay, paths: strings.Split(*paths, ",")}
 	if err := run(os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
@@ -88,7 +93,8 @@ type options struct {
 	duration       time.Duration
 	concurrency    []int // worker counts of the throughput phases
 	latencyN, maxN int
-	paths          []string // "owned", "sdk"
+	paths          []string // "owned", "sdk", "audit"
+	rounds         int      // throughput phases per path and worker count, taken in turns
 	warmN          int      // requests sent on each path before it is measured
 	names          []string
 	gatewayEnv     []string
@@ -143,12 +149,14 @@ func run(out io.Writer, o options) error {
 		switch strings.TrimSpace(p) {
 		case "owned":
 		case "sdk":
-			gp.name, gp.env = "gateway (SDK path)", "AGENT_GATEWAY_MCP_OWNED_TOOL_CALLS=false"
+			gp.name, gp.env = "gateway (SDK path)", []string{"AGENT_GATEWAY_MCP_OWNED_TOOL_CALLS=false"}
+		case "audit":
+			gp.name, gp.env = "gateway (audit)", []string{"AGENT_GATEWAY_AUDIT_MODE=best_effort", "AGENT_GATEWAY_AUDIT_ANONYMOUS=true"}
 		default:
-			return fmt.Errorf("unknown path %q (owned or sdk)", p)
+			return fmt.Errorf("unknown path %q (owned, sdk or audit)", p)
 		}
 		var stop func()
-		if gp.url, gp.pid, stop, err = startGateway(bin, append(append(env, gp.env), o.gatewayEnv...)); err != nil {
+		if gp.url, gp.pid, stop, err = startGateway(bin, slices.Concat(env, gp.env, o.gatewayEnv)); err != nil {
 			return err
 		}
 		defer stop()
@@ -168,8 +176,8 @@ func run(out io.Writer, o options) error {
 
 	most := slices.Max(o.concurrency)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: most * 2, MaxIdleConns: most * 4 * len(gws), DisableCompression: true}}
-	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %s workers for %s each (cap %d); gateway environment: %s\n\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), o.latencyN, joinInts(o.concurrency), o.duration, o.maxN, orDefault(strings.Join(o.gatewayEnv, " ")))
+	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %s workers for %s each (cap %d)%s; gateway environment: %s\n\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), o.latencyN, joinInts(o.concurrency), o.duration, o.maxN, roundsNote(o.rounds), orDefault(strings.Join(o.gatewayEnv, " ")))
 	fmt.Fprintln(out, "| scenario | path | clients | p50 | p99 | throughput | gateway CPU per call | load + emulator CPU per call |")
 	fmt.Fprintln(out, "| --- | --- | --- | --- | --- | --- | --- | --- |")
 	for i, s := range sets[0] {
@@ -185,15 +193,76 @@ func run(out io.Writer, o options) error {
 			return err
 		}
 	}
+	for _, gp := range gws {
+		if !gp.audited() {
+			continue
+		}
+		written, dropped, err := auditRecords(gp.url)
+		if err != nil {
+			return err
+		}
+		// A dropped record's cost is missing from the figure.
+		if written == 0 || dropped != 0 {
+			return fmt.Errorf("%s wrote %.0f audit records and dropped %.0f: its CPU per call is not the record's cost", gp.name, written, dropped)
+		}
+		fmt.Fprintf(out, "\n%s: %.0f audit records written, none dropped\n", gp.name, written)
+	}
 	return nil
 }
 
-// gatewayPath is one gateway process of the run: the owned tools/call path
-// on, or off (the SDK's handler serves every call).
-type gatewayPath struct {
-	name, env, url string
-	pid            int
+// audited reports whether the path records its calls.
+func (gp gatewayPath) audited() bool {
+	return slices.Contains(gp.env, "AGENT_GATEWAY_AUDIT_MODE=best_effort")
 }
+
+// auditRecords reads agent_gateway_audit_records_total's written and
+// queue_full series from the gateway's /metrics.
+func auditRecords(url string) (written, dropped float64, err error) {
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		v, _ := strconv.ParseFloat(value, 64)
+		switch name {
+		case `agent_gateway_audit_records_total{result="written"}`:
+			written = v
+		case `agent_gateway_audit_records_total{result="queue_full"}`:
+			dropped = v
+		}
+	}
+	return written, dropped, nil
+}
+
+// gatewayPath is one gateway process of the run: the owned tools/call path
+// on, or off (the SDK's handler serves every call), or on with the audit
+// record.
+type gatewayPath struct {
+	name, url string
+	env       []string
+	pid       int
+}
+
+func roundsNote(rounds int) string {
+	if rounds == 1 {
+		return ""
+	}
+	return fmt.Sprintf(", %d rounds a path in turns", rounds)
+}
+
+// settle is how long a throughput phase's gateways are left to finish
+// work queued by its calls (the audit writer's last batch) before their
+// CPU is read.
+const settle = 500 * time.Millisecond
 
 // runScenario measures the direct path and each gateway path of one
 // scenario: latency (sequential), then throughput and CPU per call at
@@ -213,26 +282,51 @@ func runScenario(out io.Writer, client *http.Client, s scenario, gateways []targ
 	}
 	res := make([]measured, len(targets))
 	for i, t := range targets {
-		pid := procs[max(0, i-1)].pid
 		warm(client, t, o.warmN)
 		lat, err := latency(client, t, o.latencyN)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", s.name, t.name, err)
 		}
 		res[i].p50, res[i].p99 = lat.p(0.50), lat.p(0.99)
-		for k, workers := range o.concurrency {
-			gw0, self0 := processCPU(pid), selfCPU()
-			rps, n, err := throughput(client, t, workers, o.duration, o.maxN)
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", s.name, t.name, err)
+	}
+	// Each worker count's throughput phases: every target in turn, for
+	// o.rounds rounds. A gateway's CPU is read around the whole sequence
+	// and after settle, so work its calls queued (the audit writer's)
+	// counts even when it ran during another target's phase; the direct
+	// path's column is the gateway's CPU during its own phases only.
+	for k, workers := range o.concurrency {
+		gw0 := make([]time.Duration, len(targets))
+		for i := range targets {
+			gw0[i] = processCPU(procs[max(0, i-1)].pid)
+		}
+		calls, elapsed := make([]int64, len(targets)), make([]time.Duration, len(targets))
+		self, direct := make([]time.Duration, len(targets)), time.Duration(0)
+		for range o.rounds {
+			for i, t := range targets {
+				self0, gwDirect0 := selfCPU(), processCPU(procs[0].pid)
+				n, d, err := throughput(client, t, workers, o.duration, o.maxN)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", s.name, t.name, err)
+				}
+				calls[i], elapsed[i], self[i] = calls[i]+n, elapsed[i]+d, self[i]+selfCPU()-self0
+				if i == 0 {
+					direct += processCPU(procs[0].pid) - gwDirect0
+				}
 			}
-			gwCPU, selfCPUUsed := processCPU(pid)-gw0, selfCPU()-self0
-			res[i].rps, res[i].cpu = append(res[i].rps, rps), append(res[i].cpu, float64(gwCPU)/float64(max(n, 1)))
+		}
+		time.Sleep(settle)
+		for i, t := range targets {
+			gwCPU := processCPU(procs[max(0, i-1)].pid) - gw0[i]
+			if i == 0 {
+				gwCPU = direct
+			}
+			rps := float64(calls[i]) / elapsed[i].Seconds()
+			res[i].rps, res[i].cpu = append(res[i].rps, rps), append(res[i].cpu, float64(gwCPU)/float64(max(calls[i], 1)))
 			p50, p99 := ms(res[i].p50), ms(res[i].p99)
 			if k > 0 {
 				p50, p99 = "", ""
 			}
-			fmt.Fprintf(out, "| %s | %s | %d | %s | %s | %.0f req/s | %s | %s |\n", s.name, t.name, workers, p50, p99, rps, perCall(gwCPU, n), perCall(selfCPUUsed, n))
+			fmt.Fprintf(out, "| %s | %s | %d | %s | %s | %.0f req/s | %s | %s |\n", s.name, t.name, workers, p50, p99, rps, perCall(gwCPU, calls[i]), perCall(self[i], calls[i]))
 		}
 	}
 	for i := 1; i < len(targets); i++ {
@@ -380,7 +474,9 @@ func latency(c *http.Client, t target, n int) (samples, error) {
 	return s, nil
 }
 
-func throughput(c *http.Client, t target, workers int, d time.Duration, max int) (float64, int64, error) {
+// throughput runs workers calling t for d (or max calls) and returns the
+// calls made and the time they took.
+func throughput(c *http.Client, t target, workers int, d time.Duration, max int) (int64, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var count atomic.Int64
@@ -402,5 +498,5 @@ func throughput(c *http.Client, t target, workers int, d time.Duration, max int)
 		}()
 	}
 	wg.Wait()
-	return float64(count.Load()) / time.Since(start).Seconds(), count.Load(), firstErr
+	return count.Load(), time.Since(start), firstErr
 }
