@@ -63,7 +63,7 @@ type scheduledPurge struct {
 	counters purgeCounters
 }
 
-// scheduledPurges are the purges a gateway serving cfg runs, on or not;
+// scheduledPurges are the purges a gateway serving g.cfg may run, on or not;
 // wirePurges keeps those that are on.
 func (g *Gateway) scheduledPurges() []scheduledPurge {
 	return []scheduledPurge{{
