@@ -57,11 +57,6 @@ func (g *Gateway) wireAudit() error {
 			Checkpoint: func(outcome string) { checkpoints.WithLabelValues(outcome).Inc() },
 		},
 	})
-	if g.storeRegistry != nil && g.cfg.AuditRetention > 0 {
-		c := newAuditPurgeCounters(g.registry, g.storeRegistry)
-		c.zero()
-		g.auditPurge = &c
-	}
 	g.log.Info("audit record on", "mode", string(g.cfg.AuditMode), "writer", w.ID())
 	rec := audit.NewRecorder(g.cfg.AuditMode, w, fingerprint)
 	rec.Anonymous = g.cfg.AuditAnonymous

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/store/audit"
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -53,28 +53,19 @@ func benchAuditedCalls(b *testing.B, emu *forgejoemu.Emulator, mode audit.Mode, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	before := processCPU(b)
+	before := gatewaytest.SelfCPU(b)
 	benchCalls(b, g.Handler(), "/mcp/forgejo", bearer, tool, args, "")
 	// Closing writes what is queued: the writer's work is the call's.
 	if err := g.Close(); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((processCPU(b)-before).Microseconds())/float64(b.N), "cpu-µs/call")
+	b.ReportMetric(float64((gatewaytest.SelfCPU(b)-before).Microseconds())/float64(b.N), "cpu-µs/call")
 	if mode != audit.Off {
 		if dropped := droppedRecords(b, g); dropped != 0 {
 			b.Fatalf("%v records dropped: the figure would leave their cost out", dropped)
 		}
 	}
-}
-
-// processCPU is the process's user+system CPU time so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // droppedRecords is agent_gateway_audit_records_total{result="queue_full"}.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
@@ -100,10 +101,10 @@ func benchCalls(b *testing.B, h http.Handler, endpoint, bearer, tool, args, want
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`)
 	b.ReportAllocs()
 	b.ResetTimer()
-	before := processCPU(b)
+	before := gatewaytest.SelfCPU(b)
 	defer func() {
 		b.StopTimer()
-		b.ReportMetric(float64((processCPU(b)-before).Microseconds())/float64(b.N), "cpu-µs/call")
+		b.ReportMetric(float64((gatewaytest.SelfCPU(b)-before).Microseconds())/float64(b.N), "cpu-µs/call")
 	}()
 	for i := 0; i < b.N; i++ {
 		req := httptest.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))

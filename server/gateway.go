@@ -54,11 +54,9 @@ type Gateway struct {
 	// deployment has is the operator's business, so they are served only
 	// on metrics.listen, never on the API listener (MetricsHandler).
 	storeRegistry *prometheus.Registry
-	// workflowPurge counts the workflow purge (catalog.workflow_retention).
-	workflowPurge purgeCounters
-	// auditPurge counts the audit purge (audit.retention); nil with the
-	// audit record off.
-	auditPurge *purgeCounters
+	// purges are the scheduled purges this deployment runs, with their
+	// counters (wirePurges).
+	purges []scheduledPurge
 	// tracer is nil with tracing off (tracing.otlp_endpoint unset).
 	tracer trace.Tracer
 }
@@ -77,7 +75,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		Help: "Requests refused with 429 because the caller's budget was spent, by toolset and budget (read, write, dispatch, ip_ceiling, refused_bearers).",
 	}, []string{"toolset", "budget"})
 	g.registry.MustRegister(g.budgetRejections)
-	g.workflowPurge = newWorkflowPurgeCounters(g.registry, g.storeRegistry)
 	g.bounds = newLoadBounds(g.cfg, g.registry)
 	g.breakers = newDependencyBreakers(g.registry)
 	if cfg.RedisURL != "" {
@@ -98,6 +95,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Gateway, error) {
 		g.Close()
 		return nil, err
 	}
+	g.wirePurges()
 	g.zeroKnownSeries()
 	return g, nil
 }

@@ -27,7 +27,9 @@ func (g *Gateway) zeroKnownSeries() {
 	if g.cfg.GitHubAPIOrigin != nil {
 		g.metrics.zero("github")
 	}
-	g.workflowPurge.zero()
+	for _, p := range g.purges {
+		p.counters.zero()
+	}
 	if g.oauthMetrics != nil {
 		for _, r := range oauth.Refusals {
 			g.oauthMetrics.refusals.WithLabelValues(r.Endpoint, r.Reason)
@@ -37,7 +39,6 @@ func (g *Gateway) zeroKnownSeries() {
 		for _, result := range oauth.ClientMetadataLookupResults {
 			g.oauthMetrics.cimd.WithLabelValues(result)
 		}
-		g.oauthMetrics.purge.zero()
 	}
 }
 

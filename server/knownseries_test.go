@@ -77,9 +77,9 @@ func TestZeroKnownSeries(t *testing.T) {
 		{"agent_gateway_oauth_refusals_total", len(oauth.Refusals)},
 		{"agent_gateway_oauth_client_metadata_lookups_total", len(oauth.ClientMetadataLookupResults)},
 		{"agent_gateway_oauth_purge_runs_total", 3},
-		{"agent_gateway_oauth_purged_rows_total", len(purgeTables)},
+		{"agent_gateway_oauth_purged_rows_total", len(purgeNamed(t, g.purges, "OAuth purge").tables)},
 		{"agent_gateway_workflow_purge_runs_total", 3},
-		{"agent_gateway_workflow_purged_rows_total", len(workflowPurgeTables)},
+		{"agent_gateway_workflow_purged_rows_total", len(purgeNamed(t, g.purges, "workflow purge").tables)},
 		{"agent_gateway_upstream_requests_total", 2}, // forgejo and the default GitHub origin
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -243,14 +243,10 @@ func serveGateway(ctx context.Context, cfg Config, std Stdio, prepare func(*Gate
 	if err != nil {
 		return err
 	}
-	stopPurge := g.startOAuthPurge(ctx)
-	defer stopPurge() // before g.Close closes the store
-	stopWorkflowPurge := g.startWorkflowPurge(ctx)
-	defer stopWorkflowPurge()
+	stopPurges := g.startPurges(ctx)
+	defer stopPurges() // before g.Close closes the store
 	stopHeadroom := g.startBodyHeadroom(ctx, os.Getenv, debugTuner)
 	defer stopHeadroom()
-	stopAuditPurge := g.startAuditPurge(ctx)
-	defer stopAuditPurge()
 	g.logUsableEndpoints(log)
 	if cfg.TrustAllForwarded {
 		log.Warn(trustAllWarning(cfg.TrustedProxies))

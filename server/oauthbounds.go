@@ -4,19 +4,17 @@ import (
 	"context"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/agent-gateway/agent-gateway/store"
 )
 
 // oauthMetrics count what the authorization server's bounds refused and
-// what the purge removed (docs/architecture.md#load-bounds: every bound is
-// counted in /metrics).
-// Refusals and purge runs are registered on reg; the row counts (rows
-// left, rows purged) on storeReg, which only the metrics listener serves.
+// the rows the OAuth purge left (docs/architecture.md#load-bounds: every
+// bound is counted in /metrics; the purge's own counters are those of
+// every scheduled purge, scheduledPurges).
+// Refusals are registered on reg; the row counts on storeReg, which only
+// the metrics listener serves.
 type oauthMetrics struct {
 	refusals *prometheus.CounterVec
 	cimd     *prometheus.CounterVec
-	purge    purgeCounters
 	rows     *prometheus.GaugeVec
 }
 
@@ -30,10 +28,6 @@ func newOAuthMetrics(reg, storeReg prometheus.Registerer) *oauthMetrics {
 			Name: "agent_gateway_oauth_client_metadata_lookups_total",
 			Help: "Lookups of Client ID Metadata Documents by result: fetched and fetch_failed are the outbound fetches; cache_hit, cached_failure and shared cost none; refused_url, rate_limited_address and rate_limited_total were refused before any fetch.",
 		}, []string{"result"}),
-		purge: newPurgeCounters(reg, storeReg, "OAuth purge", "oauth",
-			"Scheduled OAuth purges by outcome: purged (this replica ran it), skipped (another replica held the purge lock), failed.",
-			"Rows the OAuth purge deleted, by table (codes, login_sessions, tokens, clients, grants).",
-			purgeTables),
 		rows: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "agent_gateway_oauth_rows",
 			Help: "OAuth rows in the store after the last purge tick, by table (clients, unused_clients, login_sessions, codes, tokens, grants).",
@@ -44,27 +38,10 @@ func newOAuthMetrics(reg, storeReg prometheus.Registerer) *oauthMetrics {
 	return m
 }
 
-// startOAuthPurge purges the authorization server's expired rows now and
-// then every oauth.purge_interval, until stop is called (serveGateway stops
-// it before the store closes). Every replica runs it: each purge is
-// idempotent row-level deletes, and on PostgreSQL replicas take turns
-// (the store's advisory lock), so nothing is deleted twice and no replica
-// waits for another.
-func (g *Gateway) startOAuthPurge(ctx context.Context) (stop func()) {
-	return every(ctx, g.cfg.OAuthPurgeInterval, g.purgeOAuth)
-}
-
-// purgeOAuth runs one purge and refreshes the row gauges.
-func (g *Gateway) purgeOAuth(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, purgeTimeout)
-	defer cancel()
-	res, err := g.store.PurgeOAuth(ctx, store.PurgePolicy{
-		UnusedClientTTL: g.cfg.OAuthUnusedClientTTL, RevokedConsentRetention: g.cfg.OAuthRevokedConsentRetention,
-	})
+// countOAuthRows refreshes the OAuth row gauges: the OAuth purge's after
+// step (scheduledPurges).
+func (g *Gateway) countOAuthRows(ctx context.Context) {
 	m := g.oauthMetrics
-	if !m.purge.record(ctx, g.log, res, err) {
-		return // shutting down
-	}
 	c, err := g.store.CountOAuthRows(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -79,6 +56,3 @@ func (g *Gateway) purgeOAuth(ctx context.Context) {
 		m.rows.WithLabelValues(table).Set(float64(n))
 	}
 }
-
-// purgeTables are the tables PurgeOAuth reports, in log order.
-var purgeTables = []string{"login_sessions", "codes", "tokens", "clients", "grants"}

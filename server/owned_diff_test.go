@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/agent-gateway/agent-gateway/store"
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 	"github.com/agent-gateway/agent-gateway/test/mcpdiff"
 	"github.com/agent-gateway/agent-gateway/upstream"
@@ -34,33 +34,13 @@ type diffStack struct {
 	// token holds every scope of the documents endpoint; narrow only
 	// documents:read.
 	token, narrow string
-	sources       map[string]string // document path → source id
-	log           *lockedBuffer     // the gateway's log: access lines say served_by
-}
-
-// lockedBuffer is a log sink read while the gateway writes to it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Len() int { b.mu.Lock(); defer b.mu.Unlock(); return b.buf.Len() }
-
-func (b *lockedBuffer) From(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()[n:]
+	sources       map[string]string       // document path → source id
+	log           *gatewaytest.SyncBuffer // the gateway's log: access lines say served_by
 }
 
 func newDiffStack(t *testing.T) *diffStack {
 	t.Helper()
-	s := &diffStack{sources: map[string]string{}, log: &lockedBuffer{}}
+	s := &diffStack{sources: map[string]string{}, log: &gatewaytest.SyncBuffer{}}
 	var err error
 	// A stopped clock: the emulator's evidence carries its times, which
 	// must not move between the two calls of a pair.
@@ -368,7 +348,7 @@ func (s *diffStack) pair(t *testing.T, c gatewayCase) (owned, sdk mcpdiff.Answer
 		// Whether the owned path answered: every tool result but the
 		// SDK-only cases on the owned side, never on the other.
 		want := i == 0 && !c.sdkOnly && bytes.Contains(a.Body, []byte(`"result":{"content"`))
-		if got := strings.Contains(s.log.From(logged), `"served_by":"gateway"`); got != want {
+		if got := strings.Contains(s.log.String()[logged:], `"served_by":"gateway"`); got != want {
 			t.Errorf("served by the owned path: %v, want %v (%s)", got, want, []string{"owned", "SDK"}[i])
 		}
 		if c.fault != nil {

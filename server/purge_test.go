@@ -43,7 +43,7 @@ func TestPurgeCountersRecord(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			pc := newWorkflowPurgeCounters(reg, reg)
+			pc := newPurgeCounters(reg, reg, *purgeNamed(t, (&Gateway{}).scheduledPurges(), "workflow purge"))
 			var logs bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			if got := pc.record(c.ctx, log, c.res, c.err, "retention", "720h"); got != c.counted {
@@ -66,6 +66,18 @@ func TestPurgeCountersRecord(t *testing.T) {
 			}
 		})
 	}
+}
+
+// purgeNamed is the purge of ps called name.
+func purgeNamed(t *testing.T, ps []scheduledPurge, name string) *scheduledPurge {
+	t.Helper()
+	for i := range ps {
+		if ps[i].name == name {
+			return &ps[i]
+		}
+	}
+	t.Fatalf("no scheduled purge %q", name)
+	return nil
 }
 
 // counterValue reads one counter.
@@ -105,7 +117,8 @@ func TestAuditPurgeWired(t *testing.T) {
 	if err := g.store.AddAuditCheckpoint(ctx, store.AuditCheckpoint{Writer: "w_old", Seq: 3, Head: strings.Repeat("0", 64), At: old, KeyID: "k", Signature: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	g.purgeAudit(ctx)
+	auditPurge := purgeNamed(t, g.purges, "audit purge")
+	auditPurge.tick(ctx, g.log)
 	left, err := g.store.ListAuditRecords(ctx, "w_old", 0, 10)
 	if err != nil || len(left) != 1 || left[0].Seq != 4 {
 		t.Fatalf("records left %+v (%v), want record 4 only: it is after the last checkpoint", left, err)
@@ -113,10 +126,10 @@ func TestAuditPurgeWired(t *testing.T) {
 	if cps, _ := g.store.ListAuditCheckpoints(ctx, "w_old"); len(cps) != 1 || cps[0].Seq != 3 {
 		t.Fatalf("checkpoints left %+v, want the anchor at 3", cps)
 	}
-	if got := counterValue(t, g.auditPurge.runs.WithLabelValues("purged")); got != 1 {
+	if got := counterValue(t, auditPurge.counters.runs.WithLabelValues("purged")); got != 1 {
 		t.Fatalf("purge runs = %v, want 1", got)
 	}
-	if got := counterValue(t, g.auditPurge.rows.WithLabelValues("audit_records")); got != 3 {
+	if got := counterValue(t, auditPurge.counters.rows.WithLabelValues("audit_records")); got != 3 {
 		t.Fatalf("purged rows = %v, want 3", got)
 	}
 }

@@ -33,7 +33,7 @@ func TestStoreSeriesOnlyOnMetricsListener(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer g.Close()
-			g.purgeOAuth(context.Background()) // sets the row gauges
+			purgeNamed(t, g.purges, "OAuth purge").tick(context.Background(), g.log) // sets the row gauges
 			code, api := scrape(t, g.Handler())
 			switch {
 			case metricsListen != "" && code != http.StatusNotFound:

@@ -41,7 +41,16 @@ type AuditPurgePolicy struct {
 // give or take the records to the next checkpoint.
 const DefaultAuditPurgeBatch = 5000
 
-// PurgeAuditRecords implements AuditPurgeStore.
+// PurgeAuditRecords implements AuditPurgeStore. Each transaction is one
+// purgeTx, as the other purges' are (the lock, counted deletes, counts
+// kept only on commit), but its loop is its own: the other purges delete
+// rows that stand alone, so any batch of them may go, while an audit
+// chain may only lose a prefix that ends at one of its writer's signed
+// checkpoints, kept as the anchor `admin audit verify` starts from. So it
+// goes writer by writer, each batch ends at a checkpoint rather than at a
+// row count, and it stops at the anchor auditPurgeAnchor chose, not when
+// a batch comes back short. Ran is true unless the lock was lost before
+// anything was deleted, even when no writer had anything to purge.
 func (s *sqlStore) PurgeAuditRecords(ctx context.Context, p AuditPurgePolicy) (PurgeResult, error) {
 	res := PurgeResult{Deleted: map[string]int64{"audit_records": 0, "audit_checkpoints": 0}}
 	if p.Before.IsZero() {
@@ -125,13 +134,7 @@ func (s *sqlStore) auditPurgeAnchor(ctx context.Context, writer string, before t
 // new anchor, and reports whether it held the lock and whether it reached
 // anchor.
 func (s *sqlStore) purgeAuditBatch(ctx context.Context, writer string, anchor int64, batch int, deleted map[string]int64) (locked, done bool, err error) {
-	var records, checkpoints int64
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		ok, err := s.d.tryPurgeLock(ctx, tx, auditPurgeLock)
-		if err != nil || !ok {
-			return err
-		}
-		locked = true
+	locked, err = s.purgeTx(ctx, auditPurgeLock, deleted, func(tx *sql.Tx, del purgeDelete) error {
 		var first sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT MIN(seq) FROM audit_records WHERE writer = $1`, writer).Scan(&first); err != nil {
 			return fmt.Errorf("finding the first audit record: %w", err)
@@ -154,26 +157,14 @@ func (s *sqlStore) purgeAuditBatch(ctx context.Context, writer string, anchor in
 			}
 		}
 		done = upTo == anchor
-		r, err := s.exec(ctx, tx, "purging audit records", `DELETE FROM audit_records WHERE writer = $1 AND seq <= $2`, writer, upTo)
-		if err != nil {
+		if _, err := del("audit_records", "purging audit records", `DELETE FROM audit_records WHERE writer = $1 AND seq <= $2`, writer, upTo); err != nil {
 			return err
 		}
-		if records, err = r.RowsAffected(); err != nil {
-			return fmt.Errorf("purging audit records: %w", err)
-		}
-		r, err = s.exec(ctx, tx, "purging audit checkpoints", `DELETE FROM audit_checkpoints WHERE writer = $1 AND seq < $2`, writer, upTo)
-		if err != nil {
-			return err
-		}
-		if checkpoints, err = r.RowsAffected(); err != nil {
-			return fmt.Errorf("purging audit checkpoints: %w", err)
-		}
-		return nil
+		_, err := del("audit_checkpoints", "purging audit checkpoints", `DELETE FROM audit_checkpoints WHERE writer = $1 AND seq < $2`, writer, upTo)
+		return err
 	})
 	if err != nil {
 		return locked, false, err
 	}
-	deleted["audit_records"] += records
-	deleted["audit_checkpoints"] += checkpoints
 	return locked, done, nil
 }

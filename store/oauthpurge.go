@@ -36,35 +36,10 @@ type PurgePolicy struct {
 	RevokedConsentRetention time.Duration
 }
 
-// purgeLock is the PostgreSQL advisory lock key of one scheduled purge:
-// the first 8 bytes of SHA-256 of its name, read as a big-endian int64.
-// Each purge has its own, so replicas take turns at each without one purge
-// making another skip.
-type purgeLock int64
-
-// The purges' lock keys.
-const (
-	// oauthPurgeLock is SHA-256("agent-gateway/store/purge").
-	oauthPurgeLock purgeLock = -6993785210412293760
-	// workflowPurgeLock is SHA-256("agent-gateway/store/workflow-purge").
-	workflowPurgeLock purgeLock = -2224246668590111935
-	// auditPurgeLock is SHA-256("agent-gateway/store/audit-purge").
-	auditPurgeLock purgeLock = 5399747621813938940
-)
-
 // codeRetention keeps an expired authorization code a while, so that a
 // late replay is still recognised as one (and revokes its family) rather
 // than being an unknown code.
 const codeRetention = time.Hour
-
-// PurgeResult is what one purge did.
-type PurgeResult struct {
-	// Ran is false when another replica held the purge lock.
-	Ran bool
-	// Deleted counts deleted rows by table: codes, login_sessions, tokens,
-	// clients, grants (the consents, under the table's historical name).
-	Deleted map[string]int64
-}
 
 // OAuthRowCounts are the authorization server's rows.
 type OAuthRowCounts struct {
@@ -75,33 +50,16 @@ type OAuthRowCounts struct {
 func (s *sqlStore) PurgeOAuth(ctx context.Context, p PurgePolicy) (PurgeResult, error) {
 	res := PurgeResult{Deleted: map[string]int64{}}
 	now := s.now()
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		ok, err := s.d.tryPurgeLock(ctx, tx, oauthPurgeLock)
-		if err != nil || !ok {
-			return err
-		}
-		res.Ran = true
-		del := func(table, what, query string, args ...any) error {
-			r, err := s.exec(ctx, tx, what, query, args...)
-			if err != nil {
-				return err
-			}
-			n, err := r.RowsAffected()
-			if err != nil {
-				return fmt.Errorf("%s: %w", what, err)
-			}
-			res.Deleted[table] += n
-			return nil
-		}
-		if err := del("login_sessions", "purging login sessions",
+	locked, err := s.purgeTx(ctx, oauthPurgeLock, res.Deleted, func(tx *sql.Tx, del purgeDelete) error {
+		if _, err := del("login_sessions", "purging login sessions",
 			`DELETE FROM oauth_login_sessions WHERE expires_at < $1`, s.d.timeArg(now)); err != nil {
 			return err
 		}
-		if err := del("codes", "purging authorization codes",
+		if _, err := del("codes", "purging authorization codes",
 			`DELETE FROM oauth_authorization_codes WHERE expires_at < $1`, s.d.timeArg(now.Add(-codeRetention))); err != nil {
 			return err
 		}
-		if err := del("tokens", "purging tokens",
+		if _, err := del("tokens", "purging tokens",
 			`DELETE FROM oauth_tokens WHERE expires_at < $1`, s.d.timeArg(now)); err != nil {
 			return err
 		}
@@ -114,13 +72,13 @@ func (s *sqlStore) PurgeOAuth(ctx context.Context, p PurgePolicy) (PurgeResult, 
 				s.d.timeArg(now), cutoff); err != nil {
 				return err
 			}
-			if err := del("clients", "purging unused clients",
+			if _, err := del("clients", "purging unused clients",
 				`DELETE FROM oauth_clients WHERE first_token_at IS NULL AND created_at < $1`, cutoff); err != nil {
 				return err
 			}
 		}
 		if p.RevokedConsentRetention > 0 {
-			if err := del("grants", "purging revoked consents",
+			if _, err := del("grants", "purging revoked consents",
 				`DELETE FROM oauth_grants
 				  WHERE revoked_at IS NOT NULL AND revoked_at < $1
 				    AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = oauth_grants.id)
@@ -134,6 +92,7 @@ func (s *sqlStore) PurgeOAuth(ctx context.Context, p PurgePolicy) (PurgeResult, 
 	if err != nil {
 		return PurgeResult{}, err
 	}
+	res.Ran = locked
 	return res, nil
 }
 

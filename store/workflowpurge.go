@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -84,14 +83,8 @@ func (s *sqlStore) PurgeWorkflows(ctx context.Context, p WorkflowPurgePolicy) (P
 // deleted and reports whether it held the purge lock and how many
 // workflows it deleted.
 func (s *sqlStore) purgeWorkflowBatch(ctx context.Context, cutoff any, batch int, deleted map[string]int64) (bool, int, error) {
-	var locked bool
-	var workflows, layers int64
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		ok, err := s.d.tryPurgeLock(ctx, tx, workflowPurgeLock)
-		if err != nil || !ok {
-			return err
-		}
-		locked = true
+	var workflows int64
+	locked, err := s.purgeTx(ctx, workflowPurgeLock, deleted, func(tx *sql.Tx, del purgeDelete) error {
 		ids, err := queryAll(ctx, tx, "listing expired workflows", func(r rowScanner) (any, error) {
 			var id string
 			err := r.Scan(&id)
@@ -104,29 +97,17 @@ func (s *sqlStore) purgeWorkflowBatch(ctx context.Context, cutoff any, batch int
 		// workflows even if a row with an old time is written meanwhile.
 		in := placeholders(2, len(ids))
 		args := append([]any{cutoff}, ids...)
-		r, err := s.exec(ctx, tx, "purging workflow layers",
-			`DELETE FROM workflow_layers WHERE workflow_id IN (SELECT id FROM workflows WHERE created_at < $1 AND id IN (`+in+`))`, args...)
-		if err != nil {
+		if _, err := del("workflow_layers", "purging workflow layers",
+			`DELETE FROM workflow_layers WHERE workflow_id IN (SELECT id FROM workflows WHERE created_at < $1 AND id IN (`+in+`))`, args...); err != nil {
 			return err
 		}
-		if layers, err = r.RowsAffected(); err != nil {
-			return fmt.Errorf("purging workflow layers: %w", err)
-		}
-		r, err = s.exec(ctx, tx, "purging workflows",
+		workflows, err = del("workflows", "purging workflows",
 			`DELETE FROM workflows WHERE created_at < $1 AND id IN (`+in+`)`, args...)
-		if err != nil {
-			return err
-		}
-		if workflows, err = r.RowsAffected(); err != nil {
-			return fmt.Errorf("purging workflows: %w", err)
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return locked, 0, err
 	}
-	deleted["workflows"] += workflows
-	deleted["workflow_layers"] += layers
 	return locked, int(workflows), nil
 }
 

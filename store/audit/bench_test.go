@@ -3,12 +3,12 @@ package audit
 import (
 	"context"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/middleware"
 	"github.com/agent-gateway/agent-gateway/store/storetest"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // BenchmarkAuditRecord is the CPU the audit record adds to one call in
@@ -38,7 +38,7 @@ func benchmarkAuditRecord(b *testing.B, size int, diff bool) {
 		SetDiff(ctx, DiffEvidence{DiffSHA256: strings.Repeat("a", 64), DiffBytes: 1 << 20, BaseOID: strings.Repeat("b", 40), HeadOID: strings.Repeat("c", 40), ChunkBytes: 36000, ChunkSHA256: strings.Repeat("d", 64)})
 		tool, args = "get_pull_request_diff", []byte(`{"owner":"o","repo":"r","index":7}`)
 	}
-	before := cpuTime(b)
+	before := gatewaytest.SelfCPU(b)
 	b.ResetTimer()
 	for range b.N {
 		if err := r.Record(ctx, Call{Toolset: "agent-gateway-forgejo", Tool: tool, Args: args, Outcome: "ok", Result: &text}); err != nil {
@@ -49,14 +49,5 @@ func benchmarkAuditRecord(b *testing.B, size int, diff bool) {
 		b.Fatal(err)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((cpuTime(b)-before).Microseconds())/float64(b.N), "cpu-µs/record")
-}
-
-// cpuTime is the process's user+system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((gatewaytest.SelfCPU(b)-before).Microseconds())/float64(b.N), "cpu-µs/record")
 }

@@ -70,7 +70,7 @@ func TestRecordingTransport(t *testing.T) {
 		_, _ = io.WriteString(w, `{"result":"canary-x"}`)
 	}))
 	defer srv.Close()
-	buf := &syncBuffer{}
+	buf := &SyncBuffer{}
 	hc := &http.Client{Transport: &recordingTransport{base: http.DefaultTransport, into: buf}}
 	resp, err := hc.Get(srv.URL)
 	if err != nil {

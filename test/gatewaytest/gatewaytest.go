@@ -171,8 +171,8 @@ type Process struct {
 	URL       string
 	DataDir   string
 	cmd       *exec.Cmd
-	logs      *syncBuffer
-	responses *syncBuffer // response bodies of Connect sessions and Record
+	logs      *SyncBuffer
+	responses *SyncBuffer // response bodies of Connect sessions and Record
 	canaries  *Canaries
 	done      chan struct{}
 	waitErr   error
@@ -194,7 +194,7 @@ func Start(t testing.TB, o Options) *Process {
 		bin = Binary(t)
 	}
 	addr := FreeAddr(t)
-	p := &Process{URL: "http://" + addr, DataDir: t.TempDir(), logs: &syncBuffer{}, responses: &syncBuffer{},
+	p := &Process{URL: "http://" + addr, DataDir: t.TempDir(), logs: &SyncBuffer{}, responses: &SyncBuffer{},
 		canaries: o.Canaries, done: make(chan struct{}), transport: http.DefaultTransport}
 	if o.TLS != nil {
 		p.URL = "https://" + addr
@@ -464,20 +464,30 @@ func (b *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for concurrent writes and reads: the
+// log sink of a gateway (a process, or one built in the test's own) that
+// the test reads while it writes.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Len is the number of bytes written so far: an offset from which String
+// shows what was written since.
+func (s *SyncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
 }
