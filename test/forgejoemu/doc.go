@@ -18,6 +18,9 @@
 // body, a slow start or slow body, a reset connection, a chunked body, altered
 // headers or an error status, and every request is recorded (Requests) so tests
 // can assert what a client sent, e.g. that no Authorization header left it.
+// The record is a bounded ring (test/emurecord: the newest requests within
+// a count and bytes of heads and bodies); GET /__emulator/record
+// (emurecord.Path) tells how much it holds, unrecorded.
 // SetLinkMode makes the list routes send Link only on a page with a next one
 // (LinkOnlyWhileMore), as forges other than Forgejo and Gitea do, or never
 // (LinkNone), as behind a proxy that drops it.

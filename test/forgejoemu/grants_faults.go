@@ -124,7 +124,7 @@ func (e *Emulator) GrantPosts() GrantPostCounts {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var n GrantPostCounts
-	for _, r := range e.st.requests {
+	for _, r := range e.st.requests.All() {
 		if r.Method != http.MethodPost {
 			continue
 		}

@@ -6,22 +6,14 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/agent-gateway/agent-gateway/test/emurecord"
 )
 
 // maxRecordedBody bounds the request body kept per recorded request; the
-// handler still reads the whole body.
+// handler still reads the whole body. The record as a whole is an
+// emurecord.Ring, within that package's bounds.
 const maxRecordedBody = 2 << 20
-
-// The request record is a bounded ring: the newest requests, at most
-// maxRecordedRequests of them holding at most maxRecordedBodyBytes of
-// bodies. The demo runs this emulator for as long as a person leaves it
-// up, and a record of every request, headers included, grew without end
-// (≈ 0.45 GB an hour under load); tests read far fewer requests than it
-// keeps.
-const (
-	maxRecordedRequests  = 10000
-	maxRecordedBodyBytes = 64 << 20
-)
 
 // Recorded is one request as the emulator received it.
 type Recorded struct {
@@ -45,19 +37,31 @@ type Recorded struct {
 }
 
 // Requests returns the requests seen since Start or ResetRequests, oldest
-// first: every one, up to the record's bound (the newest
-// maxRecordedRequests, within maxRecordedBodyBytes of bodies).
+// first: every one, up to the record's bounds (emurecord.Ring: the newest
+// emurecord.MaxRequests, within its bytes of heads and bodies).
 func (e *Emulator) Requests() []Recorded {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]Recorded, len(e.st.requests))
-	for i, r := range e.st.requests {
-		r.Header = r.Header.Clone()
-		r.Query = cloneValues(r.Query)
-		r.Body = append([]byte(nil), r.Body...)
-		out[i] = r
+	out := e.st.requests.All()
+	for i, r := range out {
+		out[i].Header = r.Header.Clone()
+		out[i].Query = cloneValues(r.Query)
+		out[i].Body = append([]byte(nil), r.Body...)
 	}
 	return out
+}
+
+// RecordStats tells what the request record holds, as emurecord.Path
+// answers it.
+func (e *Emulator) RecordStats() emurecord.Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.st.requests.Stats(func(r Recorded) string {
+		if r.RawQuery == "" {
+			return r.Method + " " + r.Path
+		}
+		return r.Method + " " + r.Path + "?" + r.RawQuery
+	})
 }
 
 func cloneValues(v url.Values) url.Values {
@@ -72,27 +76,15 @@ func cloneValues(v url.Values) url.Values {
 func (e *Emulator) ResetRequests() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.st.requests, e.st.recordedBodyBytes = nil, 0
+	e.st.requests.Reset()
 }
 
-// keepRequest adds rec to the record and drops the oldest requests while
-// it is over its bounds: at least a tenth of the record at a time, so each
-// request is copied a bounded number of times, and never rec itself.
-func (st *state) keepRequest(rec Recorded) {
-	st.requests = append(st.requests, rec)
-	st.recordedBodyBytes += len(rec.Body)
-	if len(st.requests) <= maxRecordedRequests && st.recordedBodyBytes <= maxRecordedBodyBytes {
-		return
+// recordCost is what rec holds in memory, for the record's bounds.
+func recordCost(rec Recorded) emurecord.Cost {
+	return emurecord.Cost{
+		Head: emurecord.HeadBytes([]string{rec.Method, rec.Path, rec.RawQuery}, rec.Query, rec.Header),
+		Body: len(rec.Body),
 	}
-	drop, dropped := 0, 0
-	for drop < len(st.requests)-1 && (drop < max(1, maxRecordedRequests/10) || st.recordedBodyBytes-dropped > maxRecordedBodyBytes) {
-		dropped += len(st.requests[drop].Body)
-		drop++
-	}
-	n := copy(st.requests, st.requests[drop:])
-	clear(st.requests[n:])
-	st.requests = st.requests[:n]
-	st.recordedBodyBytes -= dropped
 }
 
 // recordRequests records the request before anything else handles it; the
@@ -124,7 +116,7 @@ func (e *Emulator) recordRequests(next http.Handler) http.Handler {
 			}
 		}
 		e.mu.Lock()
-		e.st.keepRequest(rec)
+		e.st.requests.Add(rec, recordCost(rec))
 		e.mu.Unlock()
 		e.logf("forgejoemu: %s %s", r.Method, r.URL.RequestURI())
 		next.ServeHTTP(w, r)

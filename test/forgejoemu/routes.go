@@ -7,18 +7,21 @@ import (
 	"net/url"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/agent-gateway/agent-gateway/test/emurecord"
 )
 
 // handler assembles the whole server:
 //
-//  1. recordRequests first, so every request is seen, faulted or not;
-//  2. recoverPanics, so a bug in a route is a 500, not a dropped connection;
-//  3. applyFaults next, so a fault can replace or reshape any answer;
-//  4. apiHeaders, the headers Forgejo's API middleware adds to everything;
-//  5. the router, whose /api/v1 tree authenticates like Forgejo's apiAuth
+//  1. emurecord.Serve, the record's own route, so asking it records nothing;
+//  2. recordRequests, so every other request is seen, faulted or not;
+//  3. recoverPanics, so a bug in a route is a 500, not a dropped connection;
+//  4. applyFaults next, so a fault can replace or reshape any answer;
+//  5. apiHeaders, the headers Forgejo's API middleware adds to everything;
+//  6. the router, whose /api/v1 tree authenticates like Forgejo's apiAuth
 //     (a bad credential is 401 on every API path, known or not).
 func (e *Emulator) handler() http.Handler {
-	return e.recordRequests(e.recoverPanics(e.applyFaults(apiHeaders(e.router()))))
+	return emurecord.Serve(e.recordRequests(e.recoverPanics(e.applyFaults(apiHeaders(e.router())))), e.RecordStats)
 }
 
 // recoverPanics turns a panic in a route into Forgejo's 500 body (when

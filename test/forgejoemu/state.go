@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agent-gateway/agent-gateway/test/emurecord"
 )
 
 // Errors returned by the setup API, for errors.Is.
@@ -143,10 +145,6 @@ type token struct {
 // state is everything the emulator knows, guarded by Emulator.mu. No git
 // command runs while the lock is held.
 type state struct {
-	// recordedBodyBytes is the bytes of the Body of every Recorded in
-	// requests (record.go).
-	recordedBodyBytes int
-
 	users      map[string]*User // by lower-case login
 	usersByID  map[int64]*User
 	repos      map[string]*Repo // by lower-case "owner/name"
@@ -157,13 +155,13 @@ type state struct {
 	nextPull   int64
 	ticks      int64
 	faults     map[string]*faultEntry
-	requests   []Recorded
-	stats      map[string]diffStat // by repository, merge base, head
-	mergeBases map[string]string   // by repository, base, head
-	grants     *grantState         // agent work grants (grants.go); nil until first use
-	diff       diffState           // evidence faults and synthetic diffs, own lock (diff.go)
-	stock      bool                // answer like a forge without Core's extensions (stock.go)
-	linkMode   LinkMode            // which Link the list routes send (pagination.go)
+	requests   emurecord.Ring[Recorded] // record.go
+	stats      map[string]diffStat      // by repository, merge base, head
+	mergeBases map[string]string        // by repository, base, head
+	grants     *grantState              // agent work grants (grants.go); nil until first use
+	diff       diffState                // evidence faults and synthetic diffs, own lock (diff.go)
+	stock      bool                     // answer like a forge without Core's extensions (stock.go)
+	linkMode   LinkMode                 // which Link the list routes send (pagination.go)
 }
 
 func newState() state {

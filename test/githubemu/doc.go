@@ -29,7 +29,10 @@
 // body with or without a (truthful or false) Content-Length, any status with
 // any headers and body, malformed JSON or a gzip body. Counters
 // (ContentsRequests, TokenMints) and the request log (Requests) let tests
-// assert what the gateway sent, and that a refused call sent nothing.
+// assert what the gateway sent, and that a refused call sent nothing. The
+// log is a bounded ring (test/emurecord: the newest requests within a
+// count and bytes of heads); GET /__emulator/record (emurecord.Path) tells
+// how much it holds, unrecorded.
 // HoldRequest stalls one request until the test releases it, to change the
 // gateway's state at a known point of a multi-request operation.
 //

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agent-gateway/agent-gateway/test/emurecord"
 )
 
 // Options configures an emulator.
@@ -54,7 +56,7 @@ type Emulator struct {
 	installations map[int64]map[string]bool // installation → "owner/repo" (lowercase)
 	tokens        map[string]issuedToken
 	faults        map[Route]*faultEntry
-	requests      []Request
+	requests      emurecord.Ring[Request]
 	contentsCount int
 	tokenMints    int
 	mints         []Mint
@@ -201,11 +203,12 @@ func (e *Emulator) Pattern(method, path string) string {
 	return p
 }
 
-// handler routes requests: every request is recorded, then the route's
-// fault (if any) or the route itself answers.
+// handler routes requests: the record's own route (emurecord.Path)
+// answers first, unrecorded; every other request is recorded, then the
+// route's fault (if any) or the route itself answers.
 func (e *Emulator) handler() http.Handler {
 	mux := e.routes()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return emurecord.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route := routeOf(r)
 		e.record(r, route)
 		e.logf("githubemu: %s %s", r.Method, r.URL.EscapedPath())
@@ -219,7 +222,7 @@ func (e *Emulator) handler() http.Handler {
 			return
 		}
 		mux.ServeHTTP(w, r)
-	})
+	}), e.RecordStats)
 }
 
 func routeOf(r *http.Request) Route {
@@ -235,37 +238,43 @@ func routeOf(r *http.Request) Route {
 	return RouteOther
 }
 
-// maxRecordedRequests bounds the request record (Requests) to the newest
-// requests: the demo runs this emulator for as long as a person leaves it
-// up, and a record of every request, headers included, grew without end.
-// Tests read far fewer; the counters count every request.
-const maxRecordedRequests = 10000
-
+// record adds r to the request record, an emurecord.Ring: the demo runs
+// this emulator for as long as a person leaves it up. Tests read far fewer
+// requests than it keeps; the counters count every request.
 func (e *Emulator) record(r *http.Request, route Route) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.requests) >= maxRecordedRequests {
-		// The oldest tenth at a time, so each request is copied a bounded
-		// number of times.
-		n := copy(e.requests, e.requests[maxRecordedRequests/10:])
-		clear(e.requests[n:])
-		e.requests = e.requests[:n]
-	}
-	e.requests = append(e.requests, Request{
+	rec := Request{
 		Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), Query: r.URL.RawQuery,
 		Header: r.Header.Clone(), Route: route,
-	})
+	}
+	cost := emurecord.Cost{Head: emurecord.HeadBytes([]string{rec.Method, rec.Path, rec.RawPath, rec.Query}, rec.Header)}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.requests.Add(rec, cost)
 	if route == RouteContents {
 		e.contentsCount++
 	}
 }
 
 // Requests returns the requests received since the last ResetCounters,
-// oldest first: every one, up to the newest maxRecordedRequests.
+// oldest first: every one, up to the record's bounds (emurecord.Ring: the
+// newest emurecord.MaxRequests, within its bytes of heads).
 func (e *Emulator) Requests() []Request {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]Request(nil), e.requests...)
+	return e.requests.All()
+}
+
+// RecordStats tells what the request record holds, as emurecord.Path
+// answers it.
+func (e *Emulator) RecordStats() emurecord.Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.requests.Stats(func(r Request) string {
+		if r.Query == "" {
+			return r.Method + " " + r.RawPath
+		}
+		return r.Method + " " + r.RawPath + "?" + r.Query
+	})
 }
 
 // ContentsRequests counts requests to the Contents route (faulted or not).
@@ -294,5 +303,6 @@ func (e *Emulator) TokenRefusals() int {
 func (e *Emulator) ResetCounters() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.requests, e.contentsCount, e.tokenMints, e.tokenRefusals, e.mints = nil, 0, 0, 0, nil
+	e.requests.Reset()
+	e.contentsCount, e.tokenMints, e.tokenRefusals, e.mints = 0, 0, 0, nil
 }

@@ -3,6 +3,7 @@ package forgejo_test
 import (
 	"testing"
 
+	"github.com/agent-gateway/agent-gateway/test/emurecord"
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
 	"github.com/agent-gateway/agent-gateway/upstream"
 	"github.com/agent-gateway/agent-gateway/upstream/forgejo"
@@ -11,7 +12,8 @@ import (
 // TestEmulatorServesClientRoutes: every route the client requests is one
 // the emulated Forgejo serves, with the same method and the same shape, so
 // the emulator the tests run against and the client cannot drift apart;
-// and every template is one tracing names (Routes).
+// every template is one tracing names (Routes); and none is the
+// emulator's own record route.
 func TestEmulatorServesClientRoutes(t *testing.T) {
 	emu, err := forgejoemu.Start(forgejoemu.Options{})
 	if err != nil {
@@ -29,6 +31,9 @@ func TestEmulatorServesClientRoutes(t *testing.T) {
 			got := emu.Pattern(r.Method, r.ExamplePath())
 			if upstream.RouteShape(got) != upstream.RouteShape(r.Template) {
 				t.Fatalf("the emulator serves %s %s with %q", r.Method, r.ExamplePath(), got)
+			}
+			if r.Matches(emurecord.Path) {
+				t.Fatalf("the client could ask for the emulator's own record route %s", emurecord.Path)
 			}
 		})
 	}

@@ -3,12 +3,14 @@ package github
 import (
 	"testing"
 
+	"github.com/agent-gateway/agent-gateway/test/emurecord"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 	"github.com/agent-gateway/agent-gateway/upstream"
 )
 
 // TestEmulatorServesClientRoutes: every route the client requests is one
-// the emulated GitHub serves, with the same method and the same shape.
+// the emulated GitHub serves, with the same method and the same shape,
+// and none is the emulator's own record route.
 func TestEmulatorServesClientRoutes(t *testing.T) {
 	emu, err := githubemu.Start(githubemu.Options{Dir: t.TempDir()})
 	if err != nil {
@@ -23,6 +25,9 @@ func TestEmulatorServesClientRoutes(t *testing.T) {
 			got := emu.Pattern(r.Method, r.ExamplePath())
 			if upstream.RouteShape(got) != upstream.RouteShape(r.Template) {
 				t.Fatalf("the emulator serves %s %s with %q", r.Method, r.ExamplePath(), got)
+			}
+			if r.Matches(emurecord.Path) {
+				t.Fatalf("the client could ask for the emulator's own record route %s", emurecord.Path)
 			}
 		})
 	}
