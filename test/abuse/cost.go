@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // phaseCost is what one phase cost the machine, to tell a p99 raised by
@@ -45,7 +47,7 @@ type costMeter struct {
 }
 
 func (s *stack) meterCost() *costMeter {
-	m := &costMeter{s: s, start: time.Now(), gatewayCPU: cpuTime(s.cmd.Process.Pid), harnessCPU: cpuTime(os.Getpid()), logOffset: s.logBytes(),
+	m := &costMeter{s: s, start: time.Now(), gatewayCPU: gatewaytest.ProcessCPU(s.cmd.Process.Pid), harnessCPU: gatewaytest.ProcessCPU(os.Getpid()), logOffset: s.logBytes(),
 		gcCycles: s.metric("go_gc_duration_seconds_count")}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -71,7 +73,7 @@ func (s *stack) meterCost() *costMeter {
 // done ends the measure.
 func (m *costMeter) done() phaseCost {
 	m.stopSampling()
-	c := phaseCost{peakHeap: m.peakHeap, limitAtPeak: m.limitAtPeak, wall: time.Since(m.start), gatewayCPU: cpuTime(m.s.cmd.Process.Pid) - m.gatewayCPU, harnessCPU: cpuTime(os.Getpid()) - m.harnessCPU}
+	c := phaseCost{peakHeap: m.peakHeap, limitAtPeak: m.limitAtPeak, wall: time.Since(m.start), gatewayCPU: gatewaytest.ProcessCPU(m.s.cmd.Process.Pid) - m.gatewayCPU, harnessCPU: gatewaytest.ProcessCPU(os.Getpid()) - m.harnessCPU}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		c.load = strings.Join(strings.Fields(string(b))[:1], "")
 	}
@@ -79,23 +81,6 @@ func (m *costMeter) done() phaseCost {
 	c.gcCycles = m.s.metric("go_gc_duration_seconds_count") - m.gcCycles
 	c.goroutines = m.s.metric("go_goroutines")
 	return c
-}
-
-// cpuTime is the user and system CPU time of process pid so far (fields
-// 14 and 15 of /proc/<pid>/stat, in clock ticks of 1/100 s).
-func cpuTime(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces: count from its end.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
 // legitServerTimes are the durations the gateway logged, from offset on,

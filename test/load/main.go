@@ -297,26 +297,26 @@ func runScenario(out io.Writer, client *http.Client, s scenario, gateways []targ
 	for k, workers := range o.concurrency {
 		gw0 := make([]time.Duration, len(targets))
 		for i := range targets {
-			gw0[i] = processCPU(procs[max(0, i-1)].pid)
+			gw0[i] = gatewaytest.ProcessCPU(procs[max(0, i-1)].pid)
 		}
 		calls, elapsed := make([]int64, len(targets)), make([]time.Duration, len(targets))
 		self, direct := make([]time.Duration, len(targets)), time.Duration(0)
 		for range o.rounds {
 			for i, t := range targets {
-				self0, gwDirect0 := selfCPU(), processCPU(procs[0].pid)
+				self0, gwDirect0 := selfCPU(), gatewaytest.ProcessCPU(procs[0].pid)
 				n, d, err := throughput(client, t, workers, o.duration, o.maxN)
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", s.name, t.name, err)
 				}
 				calls[i], elapsed[i], self[i] = calls[i]+n, elapsed[i]+d, self[i]+selfCPU()-self0
 				if i == 0 {
-					direct += processCPU(procs[0].pid) - gwDirect0
+					direct += gatewaytest.ProcessCPU(procs[0].pid) - gwDirect0
 				}
 			}
 		}
 		time.Sleep(settle)
 		for i, t := range targets {
-			gwCPU := processCPU(procs[max(0, i-1)].pid) - gw0[i]
+			gwCPU := gatewaytest.ProcessCPU(procs[max(0, i-1)].pid) - gw0[i]
 			if i == 0 {
 				gwCPU = direct
 			}
