@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
@@ -26,6 +27,11 @@ type phaseCost struct {
 	gatewayCPU, harnessCPU time.Duration
 	load                   string
 	server                 []time.Duration
+	// upstream are the emulators' own times for the requests the gateway
+	// made of them during the phase (the attackers' requests never reach
+	// an upstream, so these are the legitimate calls'): beside server, they
+	// tell a slow upstream from a slow gateway.
+	upstream []time.Duration
 	// gcCycles are the gateway's garbage collections during the phase;
 	// goroutines its goroutines at the end.
 	gcCycles, goroutines float64
@@ -41,13 +47,14 @@ type costMeter struct {
 	start                  time.Time
 	gatewayCPU, harnessCPU time.Duration
 	logOffset              int64
+	upstreamFrom           int
 	gcCycles               float64
 	stopSampling           func()
 	peakHeap, limitAtPeak  float64
 }
 
 func (s *stack) meterCost() *costMeter {
-	m := &costMeter{s: s, start: time.Now(), gatewayCPU: gatewaytest.ProcessCPU(s.cmd.Process.Pid), harnessCPU: gatewaytest.ProcessCPU(os.Getpid()), logOffset: s.logBytes(),
+	m := &costMeter{s: s, start: time.Now(), gatewayCPU: gatewaytest.ProcessCPU(s.cmd.Process.Pid), harnessCPU: gatewaytest.ProcessCPU(os.Getpid()), logOffset: s.logBytes(), upstreamFrom: s.upstream.len(),
 		gcCycles: s.metric("go_gc_duration_seconds_count")}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -78,6 +85,7 @@ func (m *costMeter) done() phaseCost {
 		c.load = strings.Join(strings.Fields(string(b))[:1], "")
 	}
 	c.server = m.s.legitServerTimes(m.logOffset)
+	c.upstream = m.s.upstream.since(m.upstreamFrom)
 	c.gcCycles = m.s.metric("go_gc_duration_seconds_count") - m.gcCycles
 	c.goroutines = m.s.metric("go_goroutines")
 	return c
@@ -119,8 +127,8 @@ func (c phaseCost) String() string {
 	share := func(d time.Duration) string {
 		return fmt.Sprintf("%.1f s (%.0f%% of one CPU)", d.Seconds(), 100*d.Seconds()/c.wall.Seconds())
 	}
-	return fmt.Sprintf("gateway p99 %s over %d calls; CPU: gateway %s, attackers+upstreams+callers %s; gateway GC cycles %.0f, peak heap in use %.1f MiB (soft limit then %.1f MiB), goroutines at the end %.0f; load average %s",
-		ms(p99Of(c.server)), len(c.server), share(c.gatewayCPU), share(c.harnessCPU), c.gcCycles, c.peakHeap/(1<<20), c.limitAtPeak/(1<<20), c.goroutines, c.load)
+	return fmt.Sprintf("gateway p99 %s over %d calls, its upstreams' own p99 %s over %d requests; CPU: gateway %s, attackers+upstreams+callers %s; gateway GC cycles %.0f, peak heap in use %.1f MiB (soft limit then %.1f MiB), goroutines at the end %.0f; load average %s",
+		ms(p99Of(c.server)), len(c.server), ms(p99Of(c.upstream)), len(c.upstream), share(c.gatewayCPU), share(c.harnessCPU), c.gcCycles, c.peakHeap/(1<<20), c.limitAtPeak/(1<<20), c.goroutines, c.load)
 }
 
 // metric is the value of the unlabelled series name in the gateway's
@@ -146,4 +154,30 @@ func (s *stack) metrics(names ...string) []float64 {
 		}
 	}
 	return out
+}
+
+// upstreamTimes collects the emulators' own time for each request they
+// serve (their Served hook), in order of completion.
+type upstreamTimes struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (u *upstreamTimes) add(_ *http.Request, d time.Duration) {
+	u.mu.Lock()
+	u.d = append(u.d, d)
+	u.mu.Unlock()
+}
+
+func (u *upstreamTimes) len() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.d)
+}
+
+// since are the times recorded after the first n.
+func (u *upstreamTimes) since(n int) []time.Duration {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]time.Duration(nil), u.d[n:]...)
 }

@@ -37,6 +37,7 @@ type stack struct {
 	metadata                   *metadataHost // client metadata documents (cimd.go)
 	sourceID, docsToken        string
 	honest                     *tokenExchange // oauth.go
+	upstream                   upstreamTimes  // the emulators' own time for each request (cost.go)
 }
 
 const (
@@ -58,7 +59,7 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 	if err := gatewaytest.BuildRelease(s.bin); err != nil {
 		return nil, err
 	}
-	if s.forgejo, err = forgejoemu.Start(forgejoemu.Options{Dir: filepath.Join(s.tmp, "forgejo")}); err != nil {
+	if s.forgejo, err = forgejoemu.Start(forgejoemu.Options{Dir: filepath.Join(s.tmp, "forgejo"), Served: s.upstream.add}); err != nil {
 		return nil, err
 	}
 	if s.demo, err = s.forgejo.SeedDemo(); err != nil {
@@ -72,7 +73,7 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
 		return nil, err
 	}
-	if s.github, err = githubemu.Start(githubemu.Options{Dir: filepath.Join(s.tmp, "github"), AppID: appID, AppKey: &key.PublicKey}); err != nil {
+	if s.github, err = githubemu.Start(githubemu.Options{Dir: filepath.Join(s.tmp, "github"), AppID: appID, AppKey: &key.PublicKey, Served: s.upstream.add}); err != nil {
 		return nil, err
 	}
 	docs, err := s.github.SeedDocs("demo", "handbook", installationID)

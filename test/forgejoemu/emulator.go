@@ -24,6 +24,9 @@ type Options struct {
 	Dir string
 	// Logf, when set, receives one line per request and the server's own errors.
 	Logf func(format string, args ...any)
+	// Served, when set, is told each request and how long it took to
+	// serve (emurecord.Timed).
+	Served func(r *http.Request, d time.Duration)
 	// Now, when set, is the clock for created/updated/closed times. The default
 	// is deterministic: it starts at 2026-01-01T00:00:00Z and advances one
 	// second per reading, so runs produce the same JSON.

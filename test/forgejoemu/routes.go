@@ -14,6 +14,7 @@ import (
 // handler assembles the whole server:
 //
 //  1. emurecord.Serve, the record's own route, so asking it records nothing;
+//     then emurecord.Timed, which times the rest for Options.Served;
 //  2. recordRequests, so every other request is seen, faulted or not;
 //  3. recoverPanics, so a bug in a route is a 500, not a dropped connection;
 //  4. applyFaults next, so a fault can replace or reshape any answer;
@@ -21,7 +22,7 @@ import (
 //  6. the router, whose /api/v1 tree authenticates like Forgejo's apiAuth
 //     (a bad credential is 401 on every API path, known or not).
 func (e *Emulator) handler() http.Handler {
-	return emurecord.Serve(e.recordRequests(e.recoverPanics(e.applyFaults(apiHeaders(e.router())))), e.RecordStats)
+	return emurecord.Serve(emurecord.Timed(e.recordRequests(e.recoverPanics(e.applyFaults(apiHeaders(e.router())))), e.opts.Served), e.RecordStats)
 }
 
 // recoverPanics turns a panic in a route into Forgejo's 500 body (when

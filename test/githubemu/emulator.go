@@ -33,6 +33,9 @@ type Options struct {
 	TokenDelay time.Duration
 	// Logf, when set, receives one line per request.
 	Logf func(format string, args ...any)
+	// Served, when set, is told each request and how long it took to
+	// serve (emurecord.Timed).
+	Served func(r *http.Request, d time.Duration)
 	// Now is the clock of JWT checks and token expiry; default time.Now.
 	Now func() time.Time
 }
@@ -204,11 +207,12 @@ func (e *Emulator) Pattern(method, path string) string {
 }
 
 // handler routes requests: the record's own route (emurecord.Path)
-// answers first, unrecorded; every other request is recorded, then the
+// answers first, unrecorded; every other request is timed for
+// Options.Served, recorded, then the
 // route's fault (if any) or the route itself answers.
 func (e *Emulator) handler() http.Handler {
 	mux := e.routes()
-	return emurecord.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return emurecord.Serve(emurecord.Timed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route := routeOf(r)
 		e.record(r, route)
 		e.logf("githubemu: %s %s", r.Method, r.URL.EscapedPath())
@@ -222,7 +226,7 @@ func (e *Emulator) handler() http.Handler {
 			return
 		}
 		mux.ServeHTTP(w, r)
-	}), e.RecordStats)
+	}), e.opts.Served), e.RecordStats)
 }
 
 func routeOf(r *http.Request) Route {
