@@ -127,8 +127,8 @@ func (c phaseCost) String() string {
 	share := func(d time.Duration) string {
 		return fmt.Sprintf("%.1f s (%.0f%% of one CPU)", d.Seconds(), 100*d.Seconds()/c.wall.Seconds())
 	}
-	return fmt.Sprintf("gateway p99 %s over %d calls, its upstreams' own p99 %s over %d requests; CPU: gateway %s, attackers+upstreams+callers %s; gateway GC cycles %.0f, peak heap in use %.1f MiB (soft limit then %.1f MiB), goroutines at the end %.0f; load average %s",
-		ms(p99Of(c.server)), len(c.server), ms(p99Of(c.upstream)), len(c.upstream), share(c.gatewayCPU), share(c.harnessCPU), c.gcCycles, c.peakHeap/(1<<20), c.limitAtPeak/(1<<20), c.goroutines, c.load)
+	return fmt.Sprintf("gateway p99 %s over %d calls, its upstreams' own p99 %s over %d requests (a call's mean: %s in the gateway, %s of it in upstreams); CPU: gateway %s, attackers+upstreams+callers %s; gateway GC cycles %.0f, peak heap in use %.1f MiB (soft limit then %.1f MiB), goroutines at the end %.0f; load average %s",
+		ms(p99Of(c.server)), len(c.server), ms(p99Of(c.upstream)), len(c.upstream), ms(meanPer(c.server, len(c.server))), ms(meanPer(c.upstream, len(c.server))), share(c.gatewayCPU), share(c.harnessCPU), c.gcCycles, c.peakHeap/(1<<20), c.limitAtPeak/(1<<20), c.goroutines, c.load)
 }
 
 // metric is the value of the unlabelled series name in the gateway's
@@ -180,4 +180,16 @@ func (u *upstreamTimes) since(n int) []time.Duration {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]time.Duration(nil), u.d[n:]...)
+}
+
+// meanPer is the sum of d shared over n calls (0 for none).
+func meanPer(d []time.Duration, n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, v := range d {
+		sum += v
+	}
+	return sum / time.Duration(n)
 }
