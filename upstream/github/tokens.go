@@ -120,10 +120,11 @@ func (s *Installations) Configured() bool { return s.app != nil }
 // name of the installation's account): the cached one while it lives,
 // starting one background mint to replace it once it is within its refresh
 // margin, or else a fresh one narrowed to that repository and contents
-// read, for which the caller waits. A caller whose context ends stops waiting at once; the mint
-// goes on for the callers still waiting and is cancelled when the last of
-// them leaves, so a stalled or slow-dripping token route holds no
-// goroutine past its callers.
+// read, for which the caller waits. A caller whose context ends stops
+// waiting at once; the mint goes on for the callers still waiting and is
+// cancelled when the last of them leaves, so a stalled or slow-dripping
+// token route holds no goroutine past its callers. A background refresh
+// has no waiters and ends with its answer or mintTimeout.
 func (s *Installations) Token(ctx context.Context, installationID int64, repo string) (string, error) {
 	if s.app == nil {
 		return "", toolerr.New(toolerr.ProviderUnconfigured, "no GitHub App is configured on this gateway (github.app_id and github.private_key_file)")
