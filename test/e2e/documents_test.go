@@ -791,6 +791,57 @@ func TestDocumentsInstallationTokens(t *testing.T) {
 	})
 }
 
+// TestDocumentsTokenRefreshedInBackground: through the binary, a cached
+// installation token past its refresh margin (half the life of this
+// 10-second token) is still used while its replacement is minted, so the
+// call does not wait on the mint: with the token route held, the call is
+// answered, and the mint completes once released. (The gateway used to
+// drop such a token and make every call wait for a new one.) SQLite
+// only: the token cache does not touch the store.
+func TestDocumentsTokenRefreshedInBackground(t *testing.T) {
+	s := newDocStack(t, storetest.SQLiteURL(t), stackOptions{emu: githubemu.Options{TokenTTL: 10 * time.Second}})
+	cs := s.session(t, s.tokenA)
+	read := func() {
+		if out, isErr := callTool(t, cs, "git_document_get", map[string]any{"source_id": s.sources[s.docs.Readme]}); isErr {
+			t.Error(out)
+		}
+	}
+	read()
+	if n := s.emu.TokenMints(); n != 1 {
+		t.Fatalf("%d mints for the first read, want 1", n)
+	}
+	// Past half its life (at most 10 s, as expiry is whole seconds) and
+	// well before its end.
+	time.Sleep(5500 * time.Millisecond)
+	hold := s.emu.HoldRequest(fmt.Sprintf("/app/installations/%d/access_tokens", installationID))
+	done := make(chan struct{})
+	go func() { defer close(done); read() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		hold.Release()
+		t.Fatal("the read waited on the held mint: the live token was not used")
+	}
+	select {
+	case <-hold.Reached():
+	case <-time.After(20 * time.Second):
+		t.Fatal("no refresh was started past the refresh margin")
+	}
+	if n := s.emu.TokenMints(); n != 1 {
+		t.Fatalf("%d mints while the refresh is held, want 1", n)
+	}
+	hold.Release()
+	for deadline := time.Now().Add(20 * time.Second); s.emu.TokenMints() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the held refresh did not complete once released")
+		}
+	}
+	read()
+	if n := s.emu.TokenMints(); n != 2 {
+		t.Fatalf("%d mints after the refresh, want 2", n)
+	}
+}
+
 // TestDocumentsCursorSecretShared: the generated cursor secret survives a
 // restart, so a cursor issued before it still works after.
 func TestDocumentsCursorSecretShared(t *testing.T) {
