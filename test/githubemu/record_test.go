@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agent-gateway/agent-gateway/test/emurecord"
+	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
 // TestRecordIsBounded: Requests keeps the newest requests, in order,
@@ -62,11 +63,7 @@ func TestRecordRoute(t *testing.T) {
 	e.SetFault(RouteOther, Fault{Kind: FaultStatus, Status: http.StatusTeapot})
 	stats := func() emurecord.Stats {
 		t.Helper()
-		s, err := emurecord.Get(http.DefaultClient, e.URL())
-		if want := e.RecordStats(); err != nil || s != want {
-			t.Fatalf("%s answered %+v (%v), the record holds %+v", emurecord.Path, s, err, want)
-		}
-		return s
+		return gatewaytest.RecordStats(t, e.URL(), e.RecordStats)
 	}
 	if s := stats(); s != (emurecord.Stats{}) {
 		t.Fatalf("a new emulator: %+v", s)
