@@ -295,30 +295,33 @@ func runScenario(out io.Writer, client *http.Client, s scenario, gateways []targ
 	// counts even when it ran during another target's phase; the direct
 	// path's column is the gateway's CPU during its own phases only.
 	for k, workers := range o.concurrency {
-		gw0 := make([]time.Duration, len(targets))
-		for i := range targets {
-			gw0[i] = gatewaytest.ProcessCPU(procs[max(0, i-1)].pid)
+		gw0 := make([]time.Duration, len(targets)) // a gateway's CPU before the sequence
+		for i := 1; i < len(targets); i++ {
+			gw0[i] = gatewaytest.ProcessCPU(procs[i-1].pid)
 		}
 		calls, elapsed := make([]int64, len(targets)), make([]time.Duration, len(targets))
 		self, direct := make([]time.Duration, len(targets)), time.Duration(0)
 		for range o.rounds {
 			for i, t := range targets {
-				self0, gwDirect0 := selfCPU(), gatewaytest.ProcessCPU(procs[0].pid)
+				self0, idle0 := selfCPU(), time.Duration(0)
+				if i == 0 {
+					idle0 = gatewaytest.ProcessCPU(procs[0].pid)
+				}
 				n, d, err := throughput(client, t, workers, o.duration, o.maxN)
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", s.name, t.name, err)
 				}
 				calls[i], elapsed[i], self[i] = calls[i]+n, elapsed[i]+d, self[i]+selfCPU()-self0
 				if i == 0 {
-					direct += gatewaytest.ProcessCPU(procs[0].pid) - gwDirect0
+					direct += gatewaytest.ProcessCPU(procs[0].pid) - idle0
 				}
 			}
 		}
 		time.Sleep(settle)
 		for i, t := range targets {
-			gwCPU := gatewaytest.ProcessCPU(procs[max(0, i-1)].pid) - gw0[i]
-			if i == 0 {
-				gwCPU = direct
+			gwCPU := direct
+			if i > 0 {
+				gwCPU = gatewaytest.ProcessCPU(procs[i-1].pid) - gw0[i]
 			}
 			rps := float64(calls[i]) / elapsed[i].Seconds()
 			res[i].rps, res[i].cpu = append(res[i].rps, rps), append(res[i].cpu, float64(gwCPU)/float64(max(calls[i], 1)))
