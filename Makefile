@@ -60,7 +60,7 @@ FUZZ_TARGETS = \
 	./server/:FuzzToolArguments:10000x \
 	./middleware/:FuzzMCPPeek:30000x \
 	./handlers/toolset/:FuzzFrameReader:30000x \
-	./handlers/toolset/:FuzzTextString:30000x \
+	./handlers/jsonwire/:FuzzAppendString:30000x \
 	./store/:FuzzValidateDocumentPath:20000x \
 	./store/:FuzzValidateBranch:20000x
 

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-gateway/agent-gateway/handlers/jsonwire"
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
@@ -74,7 +75,7 @@ func writeOwned(w http.ResponseWriter, id []byte, res *mcp.CallToolResult, err e
 		b = appendJSON(b, wireError(err))
 	case one:
 		b = append(b, `,"result":{"content":[{"type":"text","text":`...)
-		b = appendTextString(b, text)
+		b = jsonwire.AppendString(b, text)
 		b = append(b, `}]`...)
 		if isError {
 			b = append(b, `,"isError":true`...)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"hash"
 	"io"
@@ -208,7 +207,8 @@ func (r *Recorder) fingerprintOf(c middleware.Credential) string {
 		io.WriteString(mac, "basic\x00"+c.Username+"\x00"+c.Password)
 	}
 	var sum [sha256.Size]byte
-	return hex.EncodeToString(mac.Sum(sum[:0]))
+	mac.Sum(sum[:0])
+	return hexString(&sum)
 }
 
 // outcomeClass bounds an outcome for a metric label: ok, or the error
@@ -243,5 +243,7 @@ func sha256String(s string) string {
 		h.Write(buf[:n])
 		s = s[n:]
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return hexString(&sum)
 }

@@ -11,8 +11,6 @@ package audit
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -133,12 +131,12 @@ type GrantEvidence struct {
 	IssueIndex   int64 `json:"issue_index,omitempty"`
 }
 
-// Encode returns the record's canonical encoding.
+// Encode returns the record's canonical encoding (appendCanonical,
+// encode.go).
 func (r Record) Encode() ([]byte, error) {
-	r.At = r.At.UTC()
-	b, err := json.Marshal(r)
+	b, err := r.appendCanonical(nil)
 	if err != nil {
-		return nil, fmt.Errorf("audit: encoding a record: %w", err)
+		return nil, err
 	}
 	return b, nil
 }
@@ -146,7 +144,15 @@ func (r Record) Encode() ([]byte, error) {
 // Hash is the chain hash of a canonical encoding: SHA-256, lowercase hex.
 func Hash(canonical []byte) string {
 	sum := sha256.Sum256(canonical)
-	return hex.EncodeToString(sum[:])
+	return hexString(&sum)
+}
+
+// hexString is a SHA-256 in lowercase hex, encoded on the stack: one
+// allocation, where hex.EncodeToString makes two. A record takes three.
+func hexString(sum *[sha256.Size]byte) string {
+	var b [2 * sha256.Size]byte
+	hex.Encode(b[:], sum[:])
+	return string(b[:])
 }
 
 // SHA256Hex is the lowercase hex SHA-256 of b, the form every evidence

@@ -89,6 +89,11 @@ type Writer struct {
 	seq       int64
 	head      string
 	signedSeq int64
+	// a batch's rows, the ends of its records in text, and text, the
+	// records' canonical encodings back to back: reused by each write.
+	rows []store.AuditRow
+	ends []int
+	text []byte
 }
 
 // NewWriterID returns a fresh writer id: one per process, so that
@@ -200,27 +205,42 @@ func (w *Writer) run() {
 	}
 }
 
-// write chains and appends batch, returning it emptied for reuse.
+// write chains and appends batch, returning it emptied for reuse. Every
+// record's canonical text goes into one buffer, turned into one string
+// per batch that the rows slice: a string per record was as many
+// allocations again, and the collector's work grew with them.
 func (w *Writer) write(batch []Record) []Record {
 	if len(batch) == 0 {
 		return batch
 	}
-	rows := make([]store.AuditRow, 0, len(batch))
+	rows, ends := w.rows[:0], w.ends[:0]
+	text := w.text[:0]
 	seq, prev := w.seq, w.head
-	for _, r := range batch {
+	for i := range batch {
+		r := &batch[i]
 		seq++
 		r.V, r.Writer, r.Seq, r.Prev = Version, w.id, seq, prev
-		b, err := r.Encode()
-		if err != nil {
-			// A Record of strings and numbers always encodes.
+		start := len(text)
+		var err error
+		if text, err = r.appendCanonical(text); err != nil {
+			// Only a time past year 9999 fails; the record is dropped and
+			// the chain goes on without it.
 			w.cfg.Log.Error("audit: record not encoded", "err", err)
+			text = text[:start]
 			seq--
 			w.drop("write_failed", 1)
 			continue
 		}
-		prev = Hash(b)
-		rows = append(rows, store.AuditRow{Writer: w.id, Seq: seq, At: r.At, Record: string(b), Hash: prev})
+		prev = Hash(text[start:])
+		rows = append(rows, store.AuditRow{Writer: w.id, Seq: seq, At: r.At, Hash: prev})
+		ends = append(ends, len(text))
 	}
+	all, start := string(text), 0
+	for i, end := range ends {
+		rows[i].Record, start = all[start:end], end
+	}
+	w.rows, w.ends, w.text = rows, ends, text
+	defer clear(w.rows) // the batch's strings are not kept past it
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	if err := w.cfg.Store.AppendAuditRecords(ctx, rows); err != nil && !w.committed(ctx, rows) {

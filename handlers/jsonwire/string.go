@@ -1,17 +1,22 @@
-package toolset
+// Package jsonwire writes JSON text exactly as encoding/json writes it,
+// for the two hot writers that do without reflection: the owned
+// tools/call answer (handlers/toolset) and the audit record's canonical
+// encoding (store/audit). Each is held to encoding/json by a differential
+// test; this package holds only what both share.
+package jsonwire
 
 import "unicode/utf8"
 
-// appendTextString appends s as a JSON string exactly as encoding/json
-// writes a string with HTML escaping, which is how the SDK's TextContent
-// puts a result's text on the wire: `"` and `\` and the control characters
+// AppendString appends s as a JSON string exactly as encoding/json
+// writes a string with HTML escaping (which is also how the SDK's
+// TextContent puts a result's text on the wire): `"` and `\` and the control characters
 // escaped (\b \f \n \r \t by name, the rest as \u00xx), '<' '>' '&' as
 // \u003c \u003e \u0026, U+2028 and U+2029 as \u2028 \u2029, and each byte
-// of invalid UTF-8 as \ufffd. It writes into the answer itself,
-// where json.Encoder escapes into a buffer of its own, copies it out and
-// allocates an encoder per call. TestTextString and FuzzTextString hold it to encoding/json; the
-// differential tests hold the whole answer to the SDK's.
-func appendTextString(dst []byte, s string) []byte {
+// of invalid UTF-8 as \ufffd. It writes into the caller's buffer, where
+// json.Encoder escapes into a buffer of its own, copies it out and
+// allocates an encoder per call. TestAppendString and FuzzAppendString
+// hold it to encoding/json.
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
