@@ -92,6 +92,8 @@ func refusedInput(err error) bool {
 // then sees what the transaction wrote.
 func (postgresDialect) forShare() string { return " FOR SHARE" }
 
+func (postgresDialect) lockedRowContext(ctx context.Context) context.Context { return ctx }
+
 // tryPurgeLock lets one replica run a purge per tick; the others skip
 // rather than wait (each purge is idempotent, so a skipped tick loses
 // nothing).

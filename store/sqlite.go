@@ -166,6 +166,13 @@ func (sqliteDialect) classify(err error) error {
 // already excludes all other writers.
 func (sqliteDialect) forShare() string { return "" }
 
+// lockedRowContext: a transaction here began IMMEDIATE, so it holds the
+// database's single write lock and its statements wait on no one; the
+// transaction's own context still bounds BEGIN and COMMIT.
+func (sqliteDialect) lockedRowContext(ctx context.Context) context.Context {
+	return context.WithoutCancel(ctx)
+}
+
 // lockMigrations needs nothing on SQLite: the migration transaction began
 // IMMEDIATE, which already holds the database's single write lock, and a
 // second process waits for it through the busy timeout.

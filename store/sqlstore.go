@@ -30,6 +30,12 @@ type dialect interface {
 	// forShare is the clause that makes a SELECT in a transaction hold its
 	// rows against concurrent change until commit.
 	forShare() string
+	// lockedRowContext is the context for a statement of a transaction
+	// that already holds the write lock and cannot wait on anyone: SQLite
+	// drops its cancellation, whose watcher goroutine per statement cost
+	// more than a small insert; PostgreSQL keeps ctx, since a statement
+	// there still crosses the network.
+	lockedRowContext(ctx context.Context) context.Context
 }
 
 // sqlStore implements Store over database/sql for either dialect.
