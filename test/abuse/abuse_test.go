@@ -2,11 +2,19 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
 )
+
+// TestMain lets the test binary be the upstreams process too, as the run
+// starts it (upstreams_serve.go).
+func TestMain(m *testing.M) {
+	serveUpstreamsIfAsked()
+	os.Exit(m.Run())
+}
 
 // TestRunReportsAbuse runs a brief abuse run so the command cannot rot: it
 // reports every measure, and the legitimate callers are all served during

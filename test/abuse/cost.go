@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
@@ -17,16 +16,16 @@ import (
 
 // phaseCost is what one phase cost the machine, to tell a p99 raised by
 // the attack inside the gateway from one raised by a busy machine: the CPU
-// time the gateway process and this process (attackers, emulated
-// upstreams, the legitimate callers) used during the phase, the machine's
-// load average at its end, and the gateway's own time for each legitimate
-// call (the access log's duration: from the request's headers read to its
-// response written, upstream calls included).
+// time the gateway process, the upstreams process (the emulators) and this
+// process (attackers, legitimate callers) used during the phase, the
+// machine's load average at its end, and the gateway's own time for each
+// legitimate call (the access log's duration: from the request's headers
+// read to its response written, upstream calls included).
 type phaseCost struct {
-	wall                   time.Duration
-	gatewayCPU, harnessCPU time.Duration
-	load                   string
-	server                 []time.Duration
+	wall                                 time.Duration
+	gatewayCPU, upstreamsCPU, harnessCPU time.Duration
+	load                                 string
+	server                               []time.Duration
 	// upstream are the emulators' own times for the requests the gateway
 	// made of them during the phase (the attackers' requests never reach
 	// an upstream, so these are the legitimate calls'): beside server, they
@@ -43,18 +42,18 @@ type phaseCost struct {
 
 // costMeter is a phase's cost being measured.
 type costMeter struct {
-	s                      *stack
-	start                  time.Time
-	gatewayCPU, harnessCPU time.Duration
-	logOffset              int64
-	upstreamFrom           int
-	gcCycles               float64
-	stopSampling           func()
-	peakHeap, limitAtPeak  float64
+	s                                    *stack
+	start                                time.Time
+	gatewayCPU, upstreamsCPU, harnessCPU time.Duration
+	logOffset                            int64
+	upstreamFrom                         int
+	gcCycles                             float64
+	stopSampling                         func()
+	peakHeap, limitAtPeak                float64
 }
 
 func (s *stack) meterCost() *costMeter {
-	m := &costMeter{s: s, start: time.Now(), gatewayCPU: gatewaytest.ProcessCPU(s.cmd.Process.Pid), harnessCPU: gatewaytest.ProcessCPU(os.Getpid()), logOffset: s.logBytes(), upstreamFrom: s.upstream.len(),
+	m := &costMeter{s: s, start: time.Now(), gatewayCPU: gatewaytest.ProcessCPU(s.cmd.Process.Pid), harnessCPU: gatewaytest.ProcessCPU(os.Getpid()), logOffset: s.logBytes(), upstreamFrom: s.up.servedCount(), upstreamsCPU: gatewaytest.ProcessCPU(s.up.pid()),
 		gcCycles: s.metric("go_gc_duration_seconds_count")}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -80,12 +79,13 @@ func (s *stack) meterCost() *costMeter {
 // done ends the measure.
 func (m *costMeter) done() phaseCost {
 	m.stopSampling()
-	c := phaseCost{peakHeap: m.peakHeap, limitAtPeak: m.limitAtPeak, wall: time.Since(m.start), gatewayCPU: gatewaytest.ProcessCPU(m.s.cmd.Process.Pid) - m.gatewayCPU, harnessCPU: gatewaytest.ProcessCPU(os.Getpid()) - m.harnessCPU}
+	c := phaseCost{peakHeap: m.peakHeap, limitAtPeak: m.limitAtPeak, wall: time.Since(m.start), gatewayCPU: gatewaytest.ProcessCPU(m.s.cmd.Process.Pid) - m.gatewayCPU, harnessCPU: gatewaytest.ProcessCPU(os.Getpid()) - m.harnessCPU,
+		upstreamsCPU: gatewaytest.ProcessCPU(m.s.up.pid()) - m.upstreamsCPU}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		c.load = strings.Join(strings.Fields(string(b))[:1], "")
 	}
 	c.server = m.s.legitServerTimes(m.logOffset)
-	c.upstream = m.s.upstream.since(m.upstreamFrom)
+	c.upstream = m.s.up.servedSince(m.upstreamFrom)
 	c.gcCycles = m.s.metric("go_gc_duration_seconds_count") - m.gcCycles
 	c.goroutines = m.s.metric("go_goroutines")
 	return c
@@ -127,8 +127,8 @@ func (c phaseCost) String() string {
 	share := func(d time.Duration) string {
 		return fmt.Sprintf("%.1f s (%.0f%% of one CPU)", d.Seconds(), 100*d.Seconds()/c.wall.Seconds())
 	}
-	return fmt.Sprintf("gateway p99 %s over %d calls, its upstreams' own p99 %s over %d requests (a call's mean: %s in the gateway, %s of it in upstreams); CPU: gateway %s, attackers+upstreams+callers %s; gateway GC cycles %.0f, peak heap in use %.1f MiB (soft limit then %.1f MiB), goroutines at the end %.0f; load average %s",
-		ms(p99Of(c.server)), len(c.server), ms(p99Of(c.upstream)), len(c.upstream), ms(meanPer(c.server, len(c.server))), ms(meanPer(c.upstream, len(c.server))), share(c.gatewayCPU), share(c.harnessCPU), c.gcCycles, c.peakHeap/(1<<20), c.limitAtPeak/(1<<20), c.goroutines, c.load)
+	return fmt.Sprintf("gateway p99 %s over %d calls, its upstreams' own p99 %s over %d requests (a call's mean: %s in the gateway, %s of it in upstreams); CPU: gateway %s, upstreams process %s, attackers+callers %s; gateway GC cycles %.0f, peak heap in use %.1f MiB (soft limit then %.1f MiB), goroutines at the end %.0f; load average %s",
+		ms(p99Of(c.server)), len(c.server), ms(p99Of(c.upstream)), len(c.upstream), ms(meanPer(c.server, len(c.server))), ms(meanPer(c.upstream, len(c.server))), share(c.gatewayCPU), share(c.upstreamsCPU), share(c.harnessCPU), c.gcCycles, c.peakHeap/(1<<20), c.limitAtPeak/(1<<20), c.goroutines, c.load)
 }
 
 // metric is the value of the unlabelled series name in the gateway's
@@ -154,32 +154,6 @@ func (s *stack) metrics(names ...string) []float64 {
 		}
 	}
 	return out
-}
-
-// upstreamTimes collects the emulators' own time for each request they
-// serve (their Served hook), in order of completion.
-type upstreamTimes struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (u *upstreamTimes) add(_ *http.Request, d time.Duration) {
-	u.mu.Lock()
-	u.d = append(u.d, d)
-	u.mu.Unlock()
-}
-
-func (u *upstreamTimes) len() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.d)
-}
-
-// since are the times recorded after the first n.
-func (u *upstreamTimes) since(n int) []time.Duration {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]time.Duration(nil), u.d[n:]...)
 }
 
 // meanPer is the sum of d shared over n calls (0 for none).

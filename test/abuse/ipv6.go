@@ -71,19 +71,13 @@ func runIPv6Attack(ctx context.Context, s *stack, phase time.Duration, floodCap 
 // line reports the attack against the bounds the gateway ran with; call
 // it once the attack is over.
 func (r *ipv6Report) line(s *stack, phase time.Duration) string {
-	bearers, upstream := map[string]bool{}, 0
-	for _, req := range s.forgejo.Requests() {
-		if a := req.Header.Get("Authorization"); strings.Contains(a, ipv6Bearer) {
-			bearers[a] = true
-			upstream++
-		}
-	}
+	marked := s.up.forgejoMarked(ipv6Bearer, "")
 	ceiling, refused := s.setting("ratelimit.ip_ceiling_per_minute"), s.setting("ratelimit.refused_bearers_per_minute")
 	lookups := r.documents.count("401")
 	return fmt.Sprintf("IPv6 rotation from %s::/64 through the trusted proxy %s, a new address each request: made-up Forgejo bearers %s, "+
 		"%d of them reached Forgejo (%d upstream requests; ratelimit.ip_ceiling_per_minute %s per /64, %s); "+
 		"made-up gateway bearers %s, %d store lookups (the 401s; ratelimit.refused_bearers_per_minute %s per /64, %s)",
-		ipv6Net, ipv6Proxy, r.forgejo.String(), len(bearers), upstream, ceiling, phaseBound(len(bearers), ceiling, phase),
+		ipv6Net, ipv6Proxy, r.forgejo.String(), marked.Bearers, marked.Bearer, ceiling, phaseBound(marked.Bearers, ceiling, phase),
 		r.documents.String(), lookups, refused, phaseBound(lookups, refused, phase))
 }
 

@@ -18,6 +18,23 @@
 //	go run ./test/abuse -attack 60s -slow-conns 500
 //	go run ./test/abuse -gateway-env AGENT_GATEWAY_HTTP_BODY_BUDGET_BYTES=67108864
 //
+// The emulated upstreams (Forgejo and GitHub, seeded) run in a process of
+// their own: the run starts its own executable again with
+// AGENT_GATEWAY_ABUSE_SERVE_UPSTREAMS set to a directory (an environment
+// variable rather than a flag, so the test binary can be started the same
+// way; TestMain and main both look for it), reads one JSON line of where
+// everything is, asks it for the emulators' own request times and the
+// attacker's requests that reached Forgejo on a loopback control server,
+// and stops it by closing its stdin, which the process also sees when the
+// run dies (upstreams.go, upstreams_serve.go). Real upstreams are on other
+// machines; in this process they would share the Go scheduler with the
+// attackers' goroutines, and the attack's cost to them would show in the
+// legitimate callers' latency as if it were the gateway's; each phase's
+// cost line (cost.go) gives that process's CPU apart from the gateway's
+// and the run's own. The OIDC
+// provider and the client metadata host, off the measured calls' path,
+// stay in the run's process with the attackers and the legitimate callers.
+//
 // Everything binds to loopback; every phase and flood is bounded in time
 // and count, and the run stops by itself.
 package main
@@ -56,6 +73,7 @@ type options struct {
 }
 
 func main() {
+	serveUpstreamsIfAsked()
 	o := options{}
 	flag.DurationVar(&o.baseline, "baseline", 5*time.Second, "length of the phase before the attack")
 	flag.DurationVar(&o.attack, "attack", 20*time.Second, "length of the single-attacker phase (0: only the multi-address scenarios)")
@@ -82,7 +100,7 @@ func main() {
 	}
 }
 
-func run(out io.Writer, o options) error {
+func run(out io.Writer, o options) (err error) {
 	// The attacker's HTTP client meets connections the gateway refused
 	// before any request (a 503 written at accept), which net/http reports
 	// on the standard logger as an unsolicited response: expected here.
@@ -92,6 +110,11 @@ func run(out io.Writer, o options) error {
 		return err
 	}
 	defer s.close()
+	defer func() {
+		if err == nil {
+			err = s.up.failure()
+		}
+	}()
 	ctx := context.Background()
 
 	// Before: legitimate callers alone.
@@ -102,7 +125,7 @@ func run(out io.Writer, o options) error {
 		return fmt.Errorf("count the store's rows: %w", err)
 	}
 	logBefore := s.logBytes()
-	s.forgejo.ResetRequests()
+	s.up.resetForgejoRequests()
 	if o.attack <= 0 {
 		fmt.Fprintf(out, "# agent-gateway abuse run\n\n%s, %d CPUs; baseline %s: %d legitimate calls, %.1f%% served, p99 %s; no single-attacker phase\n",
 			runtime.Version(), runtime.NumCPU(), o.baseline, before.total, before.successRate(), ms(before.p99()))
@@ -141,15 +164,8 @@ func run(out io.Writer, o options) error {
 	if err != nil {
 		return fmt.Errorf("count the store's rows: %w", err)
 	}
-	bearerUp, anonUp := 0, 0
-	for _, r := range s.forgejo.Requests() {
-		switch {
-		case strings.Contains(r.Header.Get("Authorization"), "fake-"):
-			bearerUp++
-		case strings.Contains(r.RawQuery, attackerMarker):
-			anonUp++
-		}
-	}
+	marked := s.up.forgejoMarked("fake-", attackerMarker)
+	bearerUp, anonUp := marked.Bearer, marked.Query
 	time.Sleep(2 * time.Second)
 	rssAfter, hwm := s.rss()
 

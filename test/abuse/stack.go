@@ -1,11 +1,7 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"database/sql"
-	"encoding/pem"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,25 +15,24 @@ import (
 
 	"github.com/agent-gateway/agent-gateway/test/forgejoemu"
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
-	"github.com/agent-gateway/agent-gateway/test/githubemu"
 	"github.com/agent-gateway/agent-gateway/test/oidcprovider"
 )
 
 // stack is the gateway binary in front of the emulated upstreams, with a
 // seeded project, as `agent-gateway demo` runs it but with each piece
-// reachable for counting.
+// reachable for counting. The upstreams run in a process of their own
+// (upstreams.go); the OIDC provider and the metadata host, off the
+// measured calls' path, in this one.
 type stack struct {
 	tmp, bin, dataDir, logPath string
 	url                        string
 	cmd                        *exec.Cmd
-	forgejo                    *forgejoemu.Emulator
+	up                         *upstreams // the emulated Forgejo and GitHub, in a process of their own (upstreams.go)
 	demo                       *forgejoemu.Demo
-	github                     *githubemu.Emulator
 	idp                        *oidcprovider.Provider
 	metadata                   *metadataHost // client metadata documents (cimd.go)
 	sourceID, docsToken        string
 	honest                     *tokenExchange // oauth.go
-	upstream                   upstreamTimes  // the emulators' own time for each request (cost.go)
 }
 
 const (
@@ -59,27 +54,11 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 	if err := gatewaytest.BuildRelease(s.bin); err != nil {
 		return nil, err
 	}
-	if s.forgejo, err = forgejoemu.Start(forgejoemu.Options{Dir: filepath.Join(s.tmp, "forgejo"), Served: s.upstream.add}); err != nil {
+	if s.up, err = startUpstreams(filepath.Join(s.tmp, "upstreams")); err != nil {
 		return nil, err
 	}
-	if s.demo, err = s.forgejo.SeedDemo(); err != nil {
-		return nil, err
-	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, err
-	}
-	keyFile := filepath.Join(s.tmp, "app.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
-		return nil, err
-	}
-	if s.github, err = githubemu.Start(githubemu.Options{Dir: filepath.Join(s.tmp, "github"), AppID: appID, AppKey: &key.PublicKey, Served: s.upstream.add}); err != nil {
-		return nil, err
-	}
-	docs, err := s.github.SeedDocs("demo", "handbook", installationID)
-	if err != nil {
-		return nil, err
-	}
+	s.demo = &s.up.Demo
+	docs := s.up.Docs
 	addr, err := gatewaytest.FreeLoopbackAddr()
 	if err != nil {
 		return nil, err
@@ -97,10 +76,10 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 	env := []string{
 		"AGENT_GATEWAY_LISTEN=" + addr,
 		"AGENT_GATEWAY_DATA_DIR=" + s.dataDir,
-		"AGENT_GATEWAY_FORGEJO_ORIGIN=" + s.forgejo.URL(),
-		"AGENT_GATEWAY_GITHUB_API_ORIGIN=" + s.github.URL(),
+		"AGENT_GATEWAY_FORGEJO_ORIGIN=" + s.up.ForgejoURL,
+		"AGENT_GATEWAY_GITHUB_API_ORIGIN=" + s.up.GitHubURL,
 		"HEYAIRA_GITHUB_APP_ID=" + strconv.Itoa(appID),
-		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE=" + keyFile,
+		"HEYAIRA_GITHUB_APP_PRIVATE_KEY_FILE=" + s.up.KeyFile,
 		"AGENT_GATEWAY_OIDC_ISSUER=" + s.idp.Issuer(),
 		"AGENT_GATEWAY_OIDC_CLIENT_ID=gw",
 		"AGENT_GATEWAY_OIDC_CLIENT_SECRET=gw-secret",
@@ -174,11 +153,8 @@ func (s *stack) close() {
 		s.idp.Close()
 	}
 	s.metadata.close()
-	if s.github != nil {
-		s.github.Close()
-	}
-	if s.forgejo != nil {
-		s.forgejo.Close()
+	if s.up != nil {
+		s.up.close()
 	}
 	if s.tmp != "" {
 		os.RemoveAll(s.tmp)
