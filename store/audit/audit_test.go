@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -467,5 +468,47 @@ func TestRecordPrincipals(t *testing.T) {
 	w := &Writer{queue: make(chan Record, 1), done: make(chan struct{})}
 	if err := NewRecorder(BestEffort, w, []byte("k")).Record(context.Background(), Call{Tool: "t", Outcome: "ok"}); err != nil || len(w.queue) != 0 {
 		t.Fatalf("anonymous call with Anonymous unset: %v, %d queued; want none", err, len(w.queue))
+	}
+}
+
+// TestWriterWakesPerBatch: the writer is woken when a batch's worth is
+// queued, not by each record: fewer records wait for the flush tick, and
+// a full batch is written at once without it.
+func TestWriterWakesPerBatch(t *testing.T) {
+	st := storetest.SQLite(t)
+	var written atomic.Int64
+	w := StartWriter(WriterConfig{Store: st, BatchSize: 4, FlushInterval: time.Hour,
+		Counters: Counters{Written: func(n int) { written.Add(int64(n)) }}})
+	for i := range 3 {
+		if !w.Enqueue(Record{At: time.Now(), Tool: "t", Outcome: "ok", Target: Target{Index: int64(i + 1)}}) {
+			t.Fatal("queue refused a record")
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := written.Load(); n != 0 {
+		t.Fatalf("%d records written before a batch's worth was queued or the tick", n)
+	}
+	if !w.Enqueue(Record{At: time.Now(), Tool: "t", Outcome: "ok", Target: Target{Index: 4}}) {
+		t.Fatal("queue refused a record")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for written.Load() < 4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := written.Load(); n != 4 {
+		t.Fatalf("%d records written once a batch's worth was queued, want 4 without waiting for the hourly tick", n)
+	}
+	// Close writes what is queued.
+	for i := range 2 {
+		if !w.Enqueue(Record{At: time.Now(), Tool: "t", Outcome: "ok", Target: Target{Index: int64(i + 5)}}) {
+			t.Fatal("queue refused a record")
+		}
+	}
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.ListAuditRecords(context.Background(), w.ID(), 0, 100)
+	if err != nil || len(rows) != 6 {
+		t.Fatalf("%d rows stored (%v), want 6", len(rows), err)
 	}
 }

@@ -81,9 +81,13 @@ type Writer struct {
 	id    string
 	cfg   WriterConfig
 	queue chan Record
-	done  chan struct{}
-	wg    sync.WaitGroup
-	once  sync.Once
+	// batchReady wakes the writer when a batch's worth is queued. The
+	// writer does not wait on the queue itself: a receive per record woke
+	// it once a call, which cost a busy gateway more than the record.
+	batchReady chan struct{}
+	done       chan struct{}
+	wg         sync.WaitGroup
+	once       sync.Once
 
 	// chain state, owned by the goroutine.
 	seq       int64
@@ -121,7 +125,7 @@ func StartWriter(cfg WriterConfig) *Writer {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	w := &Writer{id: NewWriterID(), cfg: cfg, queue: make(chan Record, cfg.QueueSize), done: make(chan struct{}), head: zeroHash}
+	w := &Writer{id: NewWriterID(), cfg: cfg, queue: make(chan Record, cfg.QueueSize), batchReady: make(chan struct{}, 1), done: make(chan struct{}), head: zeroHash}
 	w.wg.Add(1)
 	go w.run()
 	return w
@@ -140,6 +144,12 @@ func (w *Writer) Enqueue(r Record) bool {
 	}
 	select {
 	case w.queue <- r:
+		if len(w.queue) >= w.cfg.BatchSize {
+			select {
+			case w.batchReady <- struct{}{}:
+			default: // the writer has been woken already
+			}
+		}
 		return true
 	default:
 		return false
@@ -171,33 +181,37 @@ func (w *Writer) run() {
 		checkpoint = t.C
 	}
 	batch := make([]Record, 0, w.cfg.BatchSize)
-	add := func(r Record) {
-		batch = append(batch, r)
-		if len(batch) == w.cfg.BatchSize {
-			batch = w.write(batch)
+	// drain takes what is queued, writing each full batch; the rest waits
+	// in batch for the next tick. Records queued meanwhile are taken too,
+	// so a writer behind keeps writing whole batches.
+	drain := func() {
+		for {
+			select {
+			case r := <-w.queue:
+				batch = append(batch, r)
+				if len(batch) == w.cfg.BatchSize {
+					batch = w.write(batch)
+				}
+			default:
+				return
+			}
 		}
 	}
 	for {
 		select {
-		case r := <-w.queue:
-			add(r)
+		case <-w.batchReady:
+			drain()
 		case <-flush.C:
+			drain()
 			batch = w.write(batch)
 		case <-checkpoint:
+			drain()
 			batch = w.write(batch)
 			w.checkpoint()
 		case <-w.done:
 			// What was queued before Close is written; Enqueue takes
 			// nothing more, so the drain ends.
-		drain:
-			for {
-				select {
-				case r := <-w.queue:
-					add(r)
-				default:
-					break drain
-				}
-			}
+			drain()
 			w.write(batch)
 			w.checkpoint()
 			return
