@@ -2,7 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,5 +82,56 @@ func TestRunAuditRounds(t *testing.T) {
 		if !regexp.MustCompile(row).MatchString(report) {
 			t.Errorf("no row matching %s in:\n%s", row, report)
 		}
+	}
+}
+
+// TestGitHubMCPServerPathRefusals: the github-mcp-server path needs its
+// binary and runs the bare anonymous scenario only, refused before anything
+// starts.
+func TestGitHubMCPServerPathRefusals(t *testing.T) {
+	for _, o := range []options{
+		{paths: []string{"owned", ghmcpPath}, names: []string{"anonymous"}},
+		{paths: []string{"owned", ghmcpPath}, names: []string{"anonymous", "diff page"}, ghmcpBin: "/nonexistent"},
+		{paths: []string{"owned", ghmcpPath}, names: []string{"anonymous"}, ghmcpBin: "/nonexistent", upstreamDelay: time.Millisecond},
+	} {
+		if err := run(io.Discard, o); err == nil || !strings.Contains(err.Error(), ghmcpPath) {
+			t.Errorf("%+v: %v, want a refusal naming the path", o, err)
+		}
+	}
+}
+
+// TestFakeGitHub: the fake answers list_branches' route in GitHub's shape
+// and fails the run on any other request.
+func TestFakeGitHub(t *testing.T) {
+	f, err := startFakeGitHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.srv.Close()
+	resp, err := http.Get(f.url + "/api/v3/repos/demo/gateway/branches?page=1&per_page=30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var branches []struct {
+		Name   string `json:"name"`
+		Commit struct {
+			SHA string `json:"sha"`
+		} `json:"commit"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&branches)
+	resp.Body.Close()
+	if err != nil || len(branches) != 2 || branches[0].Name != "main" || len(branches[0].Commit.SHA) != 40 {
+		t.Fatalf("branches %+v, %v", branches, err)
+	}
+	if err := f.check(); err != nil {
+		t.Fatalf("after the route only: %v", err)
+	}
+	resp, err = http.Get(f.url + "/api/v3/user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := f.check(); err == nil || !strings.Contains(err.Error(), "GET /api/v3/user") {
+		t.Fatalf("after another request: %v", err)
 	}
 }

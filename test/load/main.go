@@ -11,6 +11,7 @@
 //	go run ./test/load -scenarios anonymous -upstream-delay 0.9ms
 //	go run ./test/load -scenarios documents
 //	go run ./test/load -scenarios anonymous -concurrency 1,8,64 -paths owned,sdk
+//	go run ./test/load -scenarios anonymous -paths owned,github-mcp-server -github-mcp-server /tmp/github-mcp-server
 //
 // With -paths owned,sdk (the default) two gateway processes serve the same
 // store: one with the owned tools/call path (mcp.owned_tool_calls, the
@@ -45,12 +46,13 @@ import (
 func main() {
 	duration := flag.Duration("duration", 3*time.Second, "length of each throughput phase")
 	concurrency := flag.String("concurrency", "8", "workers in the throughput phase; a comma-separated list measures each")
-	paths := flag.String("paths", "owned,sdk", "gateway paths to measure: owned (mcp.owned_tool_calls on), sdk (off), audit (owned, with audit.mode best_effort recording anonymous reads too); two side by side")
+	paths := flag.String("paths", "owned,sdk", "gateway paths to measure: owned (mcp.owned_tool_calls on), sdk (off), audit (owned, with audit.mode best_effort recording anonymous reads too), github-mcp-server (GitHub's MCP server, -github-mcp-server; anonymous only); two side by side")
 	rounds := flag.Int("rounds", 1, "throughput phases per path and worker count, the paths taking turns, so a drift in the machine's speed falls on both")
 	latencyRequests := flag.Int("latency-requests", 2000, "sequential requests in the latency phase")
 	maxRequests := flag.Int("max-requests", 200000, "cap on requests per throughput phase")
 	scenarios := flag.String("scenarios", "anonymous,diff page", `comma-separated scenarios to run: anonymous, diff page, documents (every "document …" one) or one "document …" by name`)
 	upstreamDelay := flag.Duration("upstream-delay", 0, "also run the anonymous call against an emulator taking this long per answer (a real forge: 0.9ms)")
+	ghmcpBin := flag.String("github-mcp-server", "", "a github-mcp-server binary built from its source, for the github-mcp-server path (ghmcp.go)")
 	var gatewayEnv gatewaytest.EnvList
 	flag.Var(&gatewayEnv, "gateway-env", "KEY=VALUE added to the gateway's environment only (repeatable), e.g. GOGC=400")
 	flag.Parse()
@@ -64,7 +66,7 @@ func main() {
 		os.Exit(2)
 	}
 	o := options{duration: *duration, concurrency: levels, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200, rounds: *rounds,
-		names: strings.Split(*scenarios, ","), gatewayEnv: gatewayEnv, upstreamDelay: *upstreamDelay, paths: strings.Split(*paths, ",")}
+		names: strings.Split(*scenarios, ","), gatewayEnv: gatewayEnv, upstreamDelay: *upstreamDelay, paths: strings.Split(*paths, ","), ghmcpBin: *ghmcpBin}
 	if err := run(os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -93,7 +95,8 @@ type options struct {
 	duration       time.Duration
 	concurrency    []int // worker counts of the throughput phases
 	latencyN, maxN int
-	paths          []string // "owned", "sdk", "audit"
+	paths          []string // "owned", "sdk", "audit", "github-mcp-server"
+	ghmcpBin       string   // the github-mcp-server path's binary
 	rounds         int      // throughput phases per path and worker count, taken in turns
 	warmN          int      // requests sent on each path before it is measured
 	names          []string
@@ -109,7 +112,15 @@ func (o options) wants(name string) bool {
 		strings.HasPrefix(name, "anonymous, upstream") && contains(o.names, "anonymous")
 }
 
-func run(out io.Writer, o options) error {
+func run(out io.Writer, o options) (err error) {
+	if slices.ContainsFunc(o.paths, func(p string) bool { return strings.TrimSpace(p) == ghmcpPath }) {
+		if o.ghmcpBin == "" {
+			return fmt.Errorf("the %s path needs -github-mcp-server", ghmcpPath)
+		}
+		if o.upstreamDelay > 0 || slices.ContainsFunc(o.names, func(n string) bool { return strings.TrimSpace(n) != "anonymous" }) {
+			return fmt.Errorf("the %s path runs the anonymous scenario only, without -upstream-delay", ghmcpPath)
+		}
+	}
 	tmp, err := os.MkdirTemp("", "agent-gateway-load-")
 	if err != nil {
 		return err
@@ -147,6 +158,28 @@ func run(out io.Writer, o options) error {
 	for _, p := range o.paths {
 		gp := gatewayPath{name: "gateway"}
 		switch strings.TrimSpace(p) {
+		case ghmcpPath:
+			fake, err := startFakeGitHub()
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if err == nil {
+					err = fake.check()
+				}
+			}()
+			defer fake.srv.Close()
+			gp, stop, err := startGitHubMCPServer(o.ghmcpBin, fake)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			// Its calls stand in the anonymous scenario's place (the
+			// only one the path runs, checked above).
+			set := scenarios(emu, demo, "", 0)
+			set[0].gateway = ghmcpCall(gp.url)
+			gws, sets = append(gws, gp), append(sets, set)
+			continue
 		case "owned":
 		case "sdk":
 			gp.name, gp.env = "gateway (SDK path)", []string{"AGENT_GATEWAY_MCP_OWNED_TOOL_CALLS=false"}
