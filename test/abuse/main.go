@@ -20,7 +20,7 @@
 //
 // The emulated upstreams (Forgejo and GitHub, seeded) run in a process of
 // their own: the run starts its own executable again with
-// AGENT_GATEWAY_ABUSE_SERVE_UPSTREAMS set to a directory (an environment
+// ABUSE_SERVE_UPSTREAMS set to a directory (an environment
 // variable rather than a flag, so the test binary can be started the same
 // way; TestMain and main both look for it), reads one JSON line of where
 // everything is, asks it for the emulators' own request times and the

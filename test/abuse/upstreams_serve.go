@@ -36,7 +36,7 @@ import (
 
 // upstreamsEnv, set to a directory, makes the abuse executable (or its
 // test binary) the upstreams process instead of the run.
-const upstreamsEnv = "AGENT_GATEWAY_ABUSE_SERVE_UPSTREAMS"
+const upstreamsEnv = "ABUSE_SERVE_UPSTREAMS"
 
 // maxServedAnswer bounds the times one /served answer holds; the harness
 // pages through the rest.
