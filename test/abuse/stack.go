@@ -120,6 +120,7 @@ func startStack(gatewayEnv []string) (s *stack, err error) {
 		return nil, err
 	}
 	s.cmd = exec.Command(s.bin, "serve")
+	gatewaytest.TiedToParent(s.cmd)
 	s.cmd.Env = append(append(gatewaytest.CleanEnv(), env...), gatewayEnv...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {

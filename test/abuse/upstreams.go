@@ -54,6 +54,7 @@ func startUpstreams(dir string) (u *upstreams, err error) {
 		return nil, err
 	}
 	u = &upstreams{cmd: exec.Command(exe), stdin: stdinW, client: &http.Client{Timeout: 30 * time.Second}}
+	gatewaytest.TiedToParent(u.cmd)
 	u.cmd.Env = append(os.Environ(), upstreamsEnv+"="+dir)
 	u.cmd.Stdin, u.cmd.Stdout, u.cmd.Stderr = stdinR, stdoutW, os.Stderr
 	err = u.cmd.Start()

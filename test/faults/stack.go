@@ -73,6 +73,7 @@ func (r *replica) url() string { return "http://" + r.addr }
 // start runs the replica and waits up to 30 s for /healthz.
 func (r *replica) start() error {
 	cmd := exec.Command(r.bin, "serve")
+	gatewaytest.TiedToParent(cmd)
 	cmd.Env = r.env
 	cmd.Stdout, cmd.Stderr = r.log, r.log
 	if err := cmd.Start(); err != nil {

@@ -104,6 +104,7 @@ func startGitHubMCPServer(bin string, fake *fakeGitHub) (gatewayPath, func(), er
 	}
 	host, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(bin, "http", "--listen-host", host, "--port", port, "--gh-host", fake.url, "--toolsets", "repos", "--read-only")
+	gatewaytest.TiedToParent(cmd)
 	cmd.Env = gatewaytest.CleanEnv()
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {

@@ -445,6 +445,7 @@ func startGateway(bin string, env []string) (string, int, func(), error) {
 		return "", 0, nil, err
 	}
 	cmd := exec.Command(bin, "serve")
+	gatewaytest.TiedToParent(cmd)
 	cmd.Env = append(env, "AGENT_GATEWAY_LISTEN="+addr)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
