@@ -15,7 +15,7 @@ import (
 	"github.com/agent-gateway/agent-gateway/test/gatewaytest"
 )
 
-// The github-mcp-server path (issue 32's side-by-side): GitHub's own MCP
+// The github-mcp-server path, for the side-by-side figure: GitHub's own MCP
 // server, cmd/github-mcp-server built by hand from its source (never part
 // of this repository), served over Streamable HTTP with the repos toolset,
 // read-only, against a loopback fake of GitHub's REST API. Its cheapest
