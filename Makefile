@@ -61,6 +61,7 @@ FUZZ_TARGETS = \
 	./middleware/:FuzzMCPPeek:30000x \
 	./handlers/toolset/:FuzzFrameReader:30000x \
 	./handlers/jsonwire/:FuzzAppendString:30000x \
+	./store/audit/:FuzzCanonicalRecord:20000x \
 	./store/:FuzzValidateDocumentPath:20000x \
 	./store/:FuzzValidateBranch:20000x
 
