@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -133,5 +134,32 @@ func TestFakeGitHub(t *testing.T) {
 	resp.Body.Close()
 	if err := f.check(); err == nil || !strings.Contains(err.Error(), "GET /api/v3/user") {
 		t.Fatalf("after another request: %v", err)
+	}
+}
+
+// TestThroughputPaced: with a rate, the workers together start no more
+// calls than the rate allows, however fast the target answers; without
+// one they make as many as they can.
+func TestThroughputPaced(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	defer srv.Close()
+	tg := target{name: "t", ok: func([]byte) bool { return true }, req: func() *http.Request {
+		r, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		return r
+	}}
+	n, d, err := throughput(srv.Client(), tg, 4, time.Second, 1_000_000, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 a second for a second: the schedule's first start is at 0.
+	if n < 150 || n > 201 {
+		t.Errorf("paced at 200/s for %v: %d calls", d, n)
+	}
+	free, _, err := throughput(srv.Client(), tg, 4, time.Second, 1_000_000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free <= 2*n {
+		t.Errorf("unpaced: %d calls, paced %d: pacing did not bind", free, n)
 	}
 }

@@ -12,6 +12,7 @@
 //	go run ./test/load -scenarios documents
 //	go run ./test/load -scenarios anonymous -concurrency 1,8,64 -paths owned,sdk
 //	go run ./test/load -scenarios anonymous -paths owned,github-mcp-server -github-mcp-server /tmp/github-mcp-server
+//	go run ./test/load -scenarios anonymous -paths audit,owned -rounds 8 -rate 3500   # equal work on both paths
 //
 // With -paths owned,sdk (the default) two gateway processes serve the same
 // store: one with the owned tools/call path (mcp.owned_tool_calls, the
@@ -52,6 +53,7 @@ func main() {
 	maxRequests := flag.Int("max-requests", 200000, "cap on requests per throughput phase")
 	scenarios := flag.String("scenarios", "anonymous,diff page", `comma-separated scenarios to run: anonymous, diff page, documents (every "document …" one) or one "document …" by name`)
 	upstreamDelay := flag.Duration("upstream-delay", 0, "also run the anonymous call against an emulator taking this long per answer (a real forge: 0.9ms)")
+	rate := flag.Float64("rate", 0, "calls a second each throughput phase sends at most, shared by its workers (0: as fast as they can); the same rate for every path compares CPU per call at equal work")
 	ghmcpBin := flag.String("github-mcp-server", "", "a github-mcp-server binary built from its source, for the github-mcp-server path (ghmcp.go)")
 	var gatewayEnv gatewaytest.EnvList
 	flag.Var(&gatewayEnv, "gateway-env", "KEY=VALUE added to the gateway's environment only (repeatable), e.g. GOGC=400")
@@ -66,7 +68,7 @@ func main() {
 		os.Exit(2)
 	}
 	o := options{duration: *duration, concurrency: levels, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200, rounds: *rounds,
-		names: strings.Split(*scenarios, ","), gatewayEnv: gatewayEnv, upstreamDelay: *upstreamDelay, paths: strings.Split(*paths, ","), ghmcpBin: *ghmcpBin}
+		names: strings.Split(*scenarios, ","), gatewayEnv: gatewayEnv, upstreamDelay: *upstreamDelay, paths: strings.Split(*paths, ","), ghmcpBin: *ghmcpBin, rate: *rate}
 	if err := run(os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
@@ -97,6 +99,7 @@ type options struct {
 	latencyN, maxN int
 	paths          []string // "owned", "sdk", "audit", "github-mcp-server"
 	ghmcpBin       string   // the github-mcp-server path's binary
+	rate           float64  // calls a second a throughput phase sends at most (0: no pacing)
 	rounds         int      // throughput phases per path and worker count, taken in turns
 	warmN          int      // requests sent on each path before it is measured
 	names          []string
@@ -209,8 +212,8 @@ func run(out io.Writer, o options) (err error) {
 
 	most := slices.Max(o.concurrency)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: most * 2, MaxIdleConns: most * 4 * len(gws), DisableCompression: true}}
-	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %s workers for %s each (cap %d)%s; gateway environment: %s\n\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), o.latencyN, joinInts(o.concurrency), o.duration, o.maxN, roundsNote(o.rounds), orDefault(strings.Join(o.gatewayEnv, " ")))
+	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %s workers for %s each (cap %d%s)%s; gateway environment: %s\n\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), o.latencyN, joinInts(o.concurrency), o.duration, o.maxN, rateNote(o.rate), roundsNote(o.rounds), orDefault(strings.Join(o.gatewayEnv, " ")))
 	fmt.Fprintln(out, "| scenario | path | clients | p50 | p99 | throughput | gateway CPU per call | load + emulator CPU per call |")
 	fmt.Fprintln(out, "| --- | --- | --- | --- | --- | --- | --- | --- |")
 	for i, s := range sets[0] {
@@ -285,6 +288,13 @@ type gatewayPath struct {
 	pid       int
 }
 
+func rateNote(rate float64) string {
+	if rate <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", paced at %.0f calls/s", rate)
+}
+
 func roundsNote(rounds int) string {
 	if rounds == 1 {
 		return ""
@@ -340,7 +350,7 @@ func runScenario(out io.Writer, client *http.Client, s scenario, gateways []targ
 				if i == 0 {
 					idle0 = gatewaytest.ProcessCPU(procs[0].pid)
 				}
-				n, d, err := throughput(client, t, workers, o.duration, o.maxN)
+				n, d, err := throughput(client, t, workers, o.duration, o.maxN, o.rate)
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", s.name, t.name, err)
 				}
@@ -512,8 +522,11 @@ func latency(c *http.Client, t target, n int) (samples, error) {
 }
 
 // throughput runs workers calling t for d (or max calls) and returns the
-// calls made and the time they took.
-func throughput(c *http.Client, t target, workers int, d time.Duration, max int) (int64, time.Duration, error) {
+// calls made and the time they took. With rate > 0 the workers together
+// start at most rate calls a second, each taking the next start time from
+// one schedule: a path faster than the rate then idles between calls
+// instead of making more, so two paths paced alike do the same work.
+func throughput(c *http.Client, t target, workers int, d time.Duration, max int, rate float64) (int64, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var count atomic.Int64
@@ -521,11 +534,20 @@ func throughput(c *http.Client, t target, workers int, d time.Duration, max int)
 	var once sync.Once
 	var wg sync.WaitGroup
 	start := time.Now()
+	var slot atomic.Int64 // the next call's start, in calls since start
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil && count.Load() < int64(max) {
+				if rate > 0 {
+					at := start.Add(time.Duration(float64(slot.Add(1)-1) / rate * float64(time.Second)))
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(time.Until(at)):
+					}
+				}
 				if _, err := do(c, t); err != nil {
 					once.Do(func() { firstErr = err; cancel() })
 					return
