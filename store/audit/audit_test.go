@@ -512,3 +512,25 @@ func TestWriterWakesPerBatch(t *testing.T) {
 		t.Fatalf("%d rows stored (%v), want 6", len(rows), err)
 	}
 }
+
+// TestWriterBatchFitsTheQueue: a batch size over the queue's is cut to
+// it, so a full queue still wakes the writer before the tick.
+func TestWriterBatchFitsTheQueue(t *testing.T) {
+	st := storetest.SQLite(t)
+	var written atomic.Int64
+	w := StartWriter(WriterConfig{Store: st, QueueSize: 2, BatchSize: 8, FlushInterval: time.Hour,
+		Counters: Counters{Written: func(n int) { written.Add(int64(n)) }}})
+	defer w.Close(context.Background())
+	for i := range 2 {
+		if !w.Enqueue(Record{At: time.Now(), Tool: "t", Outcome: "ok", Target: Target{Index: int64(i + 1)}}) {
+			t.Fatal("queue refused a record")
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for written.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := written.Load(); n != 2 {
+		t.Fatalf("%d records written with the queue full, want 2 without waiting for the hourly tick", n)
+	}
+}

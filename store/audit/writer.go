@@ -116,6 +116,10 @@ func StartWriter(cfg WriterConfig) *Writer {
 	if cfg.BatchSize <= 0 || cfg.BatchSize > store.MaxAuditBatch {
 		cfg.BatchSize = DefaultBatchSize
 	}
+	// The writer is woken when a batch's worth is queued; a batch larger
+	// than the queue would never be, and records would wait for the tick
+	// with the queue full.
+	cfg.BatchSize = min(cfg.BatchSize, cfg.QueueSize)
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = DefaultFlushInterval
 	}
