@@ -491,11 +491,7 @@ func TestWriterWakesPerBatch(t *testing.T) {
 	if !w.Enqueue(Record{At: time.Now(), Tool: "t", Outcome: "ok", Target: Target{Index: 4}}) {
 		t.Fatal("queue refused a record")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for written.Load() < 4 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := written.Load(); n != 4 {
+	if n := awaitWritten(&written, 4); n != 4 {
 		t.Fatalf("%d records written once a batch's worth was queued, want 4 without waiting for the hourly tick", n)
 	}
 	// Close writes what is queued.
@@ -526,11 +522,17 @@ func TestWriterBatchFitsTheQueue(t *testing.T) {
 			t.Fatal("queue refused a record")
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for written.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := written.Load(); n != 2 {
+	if n := awaitWritten(&written, 2); n != 2 {
 		t.Fatalf("%d records written with the queue full, want 2 without waiting for the hourly tick", n)
 	}
+}
+
+// awaitWritten waits up to 10 s for the writer's Written count to reach
+// want, and returns the count then.
+func awaitWritten(written *atomic.Int64, want int64) int64 {
+	deadline := time.Now().Add(10 * time.Second)
+	for written.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return written.Load()
 }

@@ -133,13 +133,7 @@ type GrantEvidence struct {
 
 // Encode returns the record's canonical encoding (appendCanonical,
 // encode.go).
-func (r Record) Encode() ([]byte, error) {
-	b, err := r.appendCanonical(nil)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
+func (r Record) Encode() ([]byte, error) { return r.appendCanonical(nil) }
 
 // Hash is the chain hash of a canonical encoding: SHA-256, lowercase hex.
 func Hash(canonical []byte) string {
