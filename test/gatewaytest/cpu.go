@@ -38,17 +38,24 @@ func OwnCPU() (time.Duration, error) {
 // the program started) has used so far, read from /proc/<pid>/stat in
 // clock ticks of 10 ms; 0 where /proc is absent or the process is gone.
 func ProcessCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces: count from its end.
 	// utime is the 14th field of the line, stime the 15th.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	f := procStat(pid)
 	if len(f) < 13 {
 		return 0
 	}
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// procStat is /proc/<pid>/stat from its third field on (the state), nil
+// where /proc is absent or the process is gone. The command name (field
+// 2) may hold spaces, so the fields are counted from its closing
+// parenthesis.
+func procStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 }

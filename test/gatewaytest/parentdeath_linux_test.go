@@ -58,12 +58,6 @@ func TestTiedToParent(t *testing.T) {
 // alive reports whether pid runs: it exists and is not a zombie waiting
 // for a reaper.
 func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command's closing parenthesis.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	f := procStat(pid)
+	return len(f) > 0 && f[0] != "Z"
 }
