@@ -20,7 +20,9 @@ package strictjson
 import (
 	"bytes"
 	"encoding/json"
+	"hash/maphash"
 	"strconv"
+	"sync"
 )
 
 // Problem says why a text was refused.
@@ -57,57 +59,97 @@ type Options struct {
 
 // Check reads doc, which json.Valid accepted, and returns the first
 // problem found and, for a repeated member, its name.
+//
+// Every call runs on a checker from a pool, and member names are keyed by
+// a 64-bit hash of their folded form, so a check allocates nothing: a map
+// keyed by the names themselves allocated a string for every member, and
+// was most of the cost of reading an answer. A name whose hash is taken is
+// compared in full with the name that took it; a different name with the
+// same hash (a collision, about one in 2^64 a pair) is then kept by its
+// folded text in the object's spill set, so no repeat is ever missed.
 func Check(doc []byte, o *Options) (Problem, string) {
-	type frame struct {
-		object bool
-		key    bool // the next string in this object is a member name
-		names  map[string]int
+	c := checkers.Get().(*checker)
+	defer c.release()
+	return c.check(doc, o)
+}
+
+// checker is the reusable state of one Check.
+type checker struct {
+	stack []frame
+	// Objects at one depth never overlap, so their name sets (hash of the
+	// folded name → offset of the first raw name with it) are reused.
+	sets        []map[uint64]int
+	fold, other []byte
+	hash        func(folded []byte) uint64
+}
+
+type frame struct {
+	object bool
+	key    bool // the next string in this object is a member name
+	names  map[uint64]int
+	// spill holds, by folded text, the names whose hash an earlier,
+	// different name of the object took; nil until a collision.
+	spill map[string]int
+}
+
+var checkers = sync.Pool{New: func() any { return &checker{hash: nameHash} }}
+
+// maxPooledNames bounds the name set a pooled checker keeps: one huge
+// object must not pin its set's memory for every later check.
+const maxPooledNames = 1024
+
+func (c *checker) release() {
+	for d, set := range c.sets {
+		if len(set) > maxPooledNames {
+			c.sets[d] = nil
+		}
 	}
-	var (
-		stack = make([]frame, 0, 8)
-		// Objects at one depth never overlap, so their name sets
-		// (folded name → offset of its first raw name) are reused.
-		sets []map[string]int
-		fold []byte
-	)
+	c.stack = c.stack[:0]
+	checkers.Put(c)
+}
+
+// nameSeed keys nameHash; one per process is enough, since a collision
+// costs only a spill set.
+var nameSeed = maphash.MakeSeed()
+
+// nameHash hashes a folded member name. Tests give a checker a constant
+// hash instead, so that every name collides and goes through the spill set.
+func nameHash(folded []byte) uint64 { return maphash.Bytes(nameSeed, folded) }
+
+func (c *checker) check(doc []byte, o *Options) (Problem, string) {
 	for i := 0; i < len(doc); i++ {
-		switch c := doc[i]; c {
+		switch b := doc[i]; b {
 		case '{', '[':
-			if len(stack) >= o.MaxDepth {
+			if len(c.stack) >= o.MaxDepth {
 				return TooDeep, ""
 			}
-			f := frame{object: c == '{', key: c == '{'}
+			f := frame{object: b == '{', key: b == '{'}
 			if f.object {
-				d := len(stack)
-				for len(sets) <= d {
-					sets = append(sets, nil)
+				d := len(c.stack)
+				for len(c.sets) <= d {
+					c.sets = append(c.sets, nil)
 				}
-				if sets[d] == nil {
-					sets[d] = map[string]int{}
+				if c.sets[d] == nil {
+					c.sets[d] = map[uint64]int{}
 				}
-				clear(sets[d])
-				f.names = sets[d]
+				clear(c.sets[d])
+				f.names = c.sets[d]
 			}
-			stack = append(stack, f)
+			c.stack = append(c.stack, f)
 		case '}', ']':
-			stack = stack[:len(stack)-1]
+			c.stack = c.stack[:len(c.stack)-1]
 		case ',':
-			if n := len(stack); n > 0 && stack[n-1].object {
-				stack[n-1].key = true
+			if n := len(c.stack); n > 0 && c.stack[n-1].object {
+				c.stack[n-1].key = true
 			}
 		case '"':
 			end := stringEnd(doc, i)
-			if n := len(stack); n > 0 && stack[n-1].key {
-				top := &stack[n-1]
+			if n := len(c.stack); n > 0 && c.stack[n-1].key {
+				top := &c.stack[n-1]
 				top.key = false
-				var ok bool
-				if fold, ok = foldPlain(fold[:0], doc[i+1:end], o.FoldASCII); !ok {
-					fold = append(fold[:0], o.Fold(unquote(doc[i:end+1]))...)
-				}
-				if first, seen := top.names[string(fold)]; seen {
+				if first, seen := c.seen(top, doc, i, end, o); seen {
 					return repeated(doc, first, i)
 				}
-				top.names[string(fold)] = i
 			}
 			i = end
 		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
@@ -122,6 +164,39 @@ func Check(doc []byte, o *Options) (Problem, string) {
 		}
 	}
 	return OK, ""
+}
+
+// seen records the member name doc[open:end+1] in the object f and
+// returns the offset of an earlier name of f equal to it once folded.
+func (c *checker) seen(f *frame, doc []byte, open, end int, o *Options) (first int, seen bool) {
+	c.fold = foldName(c.fold[:0], doc[open:end+1], o)
+	h := c.hash(c.fold)
+	first, taken := f.names[h]
+	if !taken {
+		f.names[h] = open
+		return 0, false
+	}
+	c.other = foldName(c.other[:0], doc[first:stringEnd(doc, first)+1], o)
+	if bytes.Equal(c.fold, c.other) {
+		return first, true
+	}
+	if f.spill == nil {
+		f.spill = map[string]int{}
+	}
+	if first, seen = f.spill[string(c.fold)]; seen {
+		return first, true
+	}
+	f.spill[string(c.fold)] = open
+	return 0, false
+}
+
+// foldName appends the folded form of the member name lit (a string
+// literal, quotes included) to dst.
+func foldName(dst, lit []byte, o *Options) []byte {
+	if folded, ok := foldPlain(dst, lit[1:len(lit)-1], o.FoldASCII); ok {
+		return folded
+	}
+	return append(dst, o.Fold(unquote(lit))...)
 }
 
 // repeated tells an exact repeat from a folded one, given the offsets of

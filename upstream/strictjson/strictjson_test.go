@@ -1,6 +1,7 @@
 package strictjson
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,11 @@ func TestCheck(t *testing.T) {
 		if p != tc.want || name != tc.name {
 			t.Errorf("Check(%s) = %v %q, want %v %q", tc.doc, p, name, tc.want, tc.name)
 		}
+		// Every name colliding: the spill sets alone must find the same.
+		p, name = colliding().check([]byte(tc.doc), &lower)
+		if p != tc.want || name != tc.name {
+			t.Errorf("with every hash colliding, Check(%s) = %v %q, want %v %q", tc.doc, p, name, tc.want, tc.name)
+		}
 	}
 	noRange := lower
 	noRange.FloatRange = false
@@ -62,15 +68,53 @@ func TestCheckSetsPerObject(t *testing.T) {
 	}
 }
 
+// colliding is a checker whose names all hash alike, so that every name
+// after an object's first is told apart only by its spill set.
+func colliding() *checker {
+	return &checker{hash: func([]byte) uint64 { return 0 }}
+}
+
+// A checker reused from the pool allocates nothing for an answer of the
+// usual shape: the cost the hashed name sets exist to remove.
+func TestCheckAllocatesNothing(t *testing.T) {
+	doc := []byte(repositoryAnswer)
+	Check(doc, &lower32)
+	if n := testing.AllocsPerRun(100, func() { Check(doc, &lower32) }); n != 0 {
+		t.Errorf("Check allocated %v times a call", n)
+	}
+}
+
+// FuzzCheckCollisions holds the hashed name sets to the spill sets alone
+// (every hash colliding), which key names by their folded text: for any
+// text json.Valid accepts, both find the same problem and name.
+func FuzzCheckCollisions(f *testing.F) {
+	for _, seed := range []string{repositoryAnswer, `{"a":1,"A":2}`, `{"é":{"É":1,"x":[{"y":1,"Y":2}]}}`, `{"a\u0041":1,"aa":2}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if !json.Valid(doc) {
+			return
+		}
+		p, name := Check(doc, &lower)
+		cp, cname := colliding().check(doc, &lower)
+		if p != cp || name != cname {
+			t.Fatalf("%s: hashed %v %q, colliding %v %q", doc, p, name, cp, cname)
+		}
+	})
+}
+
+// repositoryAnswer is a repository answer of the Core emulator's shape.
+const repositoryAnswer = `{"id":7,"owner":{"id":3,"login":"demo","full_name":"Demo"},"name":"public","full_name":"demo/public","description":"A \"demo\" — with escapes\n","empty":false,"private":false,"size":42,"html_url":"http://x/demo/public","default_branch":"main","created_at":"2026-11-29T00:00:00Z","permissions":{"admin":false,"push":false,"pull":true},"topics":["a","b"]}`
+
+var lower32 = func() Options { o := lower; o.MaxDepth = 32; return o }()
+
 // BenchmarkCheck reads a repository answer of the Core emulator's shape.
 func BenchmarkCheck(b *testing.B) {
-	doc := []byte(`{"id":7,"owner":{"id":3,"login":"demo","full_name":"Demo"},"name":"public","full_name":"demo/public","description":"A \"demo\" — with escapes\n","empty":false,"private":false,"size":42,"html_url":"http://x/demo/public","default_branch":"main","created_at":"2026-11-29T00:00:00Z","permissions":{"admin":false,"push":false,"pull":true},"topics":["a","b"]}`)
-	opts := lower
-	opts.MaxDepth = 32
+	doc := []byte(repositoryAnswer)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(doc)))
 	for b.Loop() {
-		if p, _ := Check(doc, &opts); p != OK {
+		if p, _ := Check(doc, &lower32); p != OK {
 			b.Fatal(p)
 		}
 	}
