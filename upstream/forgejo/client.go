@@ -5,7 +5,6 @@ package forgejo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"mime"
 	"net/http"
@@ -33,16 +32,19 @@ func (c *Client) ObserveEvidence(f func(verifiedBytes int64, err error)) { c.evi
 func New(up *upstream.Client) *Client { return &Client{up: up} }
 
 // getJSON performs one anonymous GET and decodes a JSON body into dst. It is
-// the single path of every anonymous read: status mapping, media type check,
-// body bound and the strict JSON checks of checkNativeJSON happen in the
-// exchange. No credential is ever attached.
+// the single path of every anonymous read: status mapping, media type check
+// and body bound happen in the exchange, and the strict JSON checks of
+// checkNativeJSON as the body is decoded (decodeNativeJSON). No credential
+// is ever attached.
 func (c *Client) getJSON(ctx context.Context, query url.Values, dst any, route upstream.Route, values ...string) (http.Header, error) {
-	a, err := c.up.Exchange(ctx, c.exchange(upstream.Credential{}, query, route, values))
+	x := c.exchange(upstream.Credential{}, query, route, values)
+	x.Check = nil // decodeNativeJSON's
+	a, err := c.up.Exchange(ctx, x)
 	if err != nil {
 		return nil, answerError(err, false)
 	}
-	if err := json.Unmarshal(a.Body, dst); err != nil {
-		return nil, answerError(&upstream.AnswerError{Stage: upstream.StageDecode, Status: a.Status, Err: err}, false)
+	if stage, err := decodeNativeJSON(a.Body, dst); err != nil {
+		return nil, answerError(&upstream.AnswerError{Stage: stage, Status: a.Status, Err: err}, false)
 	}
 	return a.Header, nil
 }

@@ -79,6 +79,7 @@ func FuzzGrantJSON(f *testing.F) {
 		if nativeErr != nil && reason == "" && !holdsReplacementChar(body) {
 			t.Fatalf("checkNativeJSON refused what the reference accepts (%v): %q", nativeErr, body)
 		}
+		agreeDecodeNative(t, body, nativeErr)
 		trimmed := bytes.TrimSpace(body)
 		if f, reason := checkGrant(trimmed, grantWant{}); reason == "" {
 			ref := referenceGrant(t, trimmed)

@@ -1,6 +1,9 @@
 package strictjson
 
-import "strconv"
+import (
+	"bytes"
+	"strconv"
+)
 
 // LoneSurrogate reports whether JSON text holds a \u escape of a UTF-16
 // surrogate that is not part of a valid pair. encoding/json silently
@@ -8,8 +11,13 @@ import "strconv"
 // strings; json.Valid accepts it.
 func LoneSurrogate(text []byte) bool {
 	for i := 0; i+1 < len(text); i++ {
-		if text[i] != '\\' {
-			continue
+		// Most text holds no escape at all: jump to the next backslash.
+		k := bytes.IndexByte(text[i:], '\\')
+		if k < 0 {
+			return false
+		}
+		if i += k; i+1 >= len(text) {
+			return false
 		}
 		if text[i+1] != 'u' {
 			i++ // skip the escaped character, e.g. the second '\' of "\\"
