@@ -81,7 +81,7 @@ func (s *spec) required(seen map[string]bool) error {
 func members(obj []byte, fn func(name string, value json.RawMessage) bool) {
 	i := skipSpace(obj, 1)
 	for i < len(obj) && obj[i] == '"' {
-		end := stringEnd(obj, i)
+		end := strictjson.StringEnd(obj, i)
 		name := string(obj[i+1 : end])
 		if bytes.IndexByte(obj[i:end], '\\') >= 0 {
 			_ = json.Unmarshal(obj[i:end+1], &name) // valid: json.Valid passed
@@ -104,7 +104,7 @@ func valueEnd(obj []byte, i int) int {
 	for j := i; j < len(obj); j++ {
 		switch obj[j] {
 		case '"':
-			j = stringEnd(obj, j)
+			j = strictjson.StringEnd(obj, j)
 			if depth == 0 {
 				return j + 1
 			}
@@ -124,20 +124,6 @@ func valueEnd(obj []byte, i int) int {
 		}
 	}
 	return len(obj)
-}
-
-// stringEnd returns the index of the quote closing the string opened at
-// b[open]; the text is valid, so there is one.
-func stringEnd(b []byte, open int) int {
-	for j := open + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j
-		}
-	}
-	return len(b) - 1
 }
 
 func skipSpace(b []byte, i int) int {

@@ -143,7 +143,7 @@ func (c *checker) check(doc []byte, o *Options) (Problem, string) {
 				c.stack[n-1].key = true
 			}
 		case '"':
-			end := stringEnd(doc, i)
+			end := StringEnd(doc, i)
 			if n := len(c.stack); n > 0 && c.stack[n-1].key {
 				top := &c.stack[n-1]
 				top.key = false
@@ -176,7 +176,7 @@ func (c *checker) seen(f *frame, doc []byte, open, end int, o *Options) (first i
 		f.names[h] = open
 		return 0, false
 	}
-	c.other = foldName(c.other[:0], doc[first:stringEnd(doc, first)+1], o)
+	c.other = foldName(c.other[:0], doc[first:StringEnd(doc, first)+1], o)
 	if bytes.Equal(c.fold, c.other) {
 		return first, true
 	}
@@ -202,8 +202,8 @@ func foldName(dst, lit []byte, o *Options) []byte {
 // repeated tells an exact repeat from a folded one, given the offsets of
 // the two names' opening quotes.
 func repeated(doc []byte, first, second int) (Problem, string) {
-	a := unquote(doc[first : stringEnd(doc, first)+1])
-	b := unquote(doc[second : stringEnd(doc, second)+1])
+	a := unquote(doc[first : StringEnd(doc, first)+1])
+	b := unquote(doc[second : StringEnd(doc, second)+1])
 	if a == b {
 		return Repeated, a
 	}
@@ -229,15 +229,22 @@ func foldPlain(dst, raw []byte, foldASCII func(byte) byte) ([]byte, bool) {
 	return dst, true
 }
 
-// stringEnd returns the index of the quote closing the JSON string that
-// opens at doc[open]; the text is valid JSON, so there is one.
-func stringEnd(doc []byte, open int) int {
+// StringEnd returns the index of the quote closing the JSON string that
+// opens at doc[open]; the text is valid JSON, so there is one. A quote
+// closes the string unless an odd run of backslashes stands before it;
+// the quotes are found with bytes.IndexByte, which is much faster than
+// a byte-by-byte look for either a quote or a backslash.
+func StringEnd(doc []byte, open int) int {
 	for j := open + 1; ; {
-		k := bytes.IndexAny(doc[j:], `"\`)
-		if doc[j+k] == '"' {
-			return j + k
+		k := j + bytes.IndexByte(doc[j:], '"')
+		run := 0
+		for doc[k-1-run] == '\\' { // stops at the opening quote at the latest
+			run++
 		}
-		j += k + 2 // a backslash and the character it escapes
+		if run%2 == 0 {
+			return k
+		}
+		j = k + 1
 	}
 }
 

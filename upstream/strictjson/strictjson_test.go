@@ -68,6 +68,17 @@ func TestCheckSetsPerObject(t *testing.T) {
 	}
 }
 
+// StringEnd finds the closing quote past any escaped quote and after any
+// run of escaped backslashes.
+func TestStringEnd(t *testing.T) {
+	for _, lit := range []string{`""`, `"abc"`, `"a\"b"`, `"a\\"`, `"a\\\"b"`, `"\\\\"`, `"\"\""`, `"é\u0022"`} {
+		doc := lit + `,"x"`
+		if end := StringEnd([]byte(doc), 0); end != len(lit)-1 {
+			t.Errorf("StringEnd(%s) = %d, want %d", doc, end, len(lit)-1)
+		}
+	}
+}
+
 // colliding is a checker whose names all hash alike, so that every name
 // after an object's first is told apart only by its spill set.
 func colliding() *checker {
@@ -94,6 +105,11 @@ func FuzzCheckCollisions(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		if !json.Valid(doc) {
 			return
+		}
+		if len(doc) > 1 && doc[0] == '"' && doc[len(doc)-1] == '"' {
+			if end := StringEnd(doc, 0); end != len(doc)-1 {
+				t.Fatalf("%s: the string ends at %d, StringEnd says %d", doc, len(doc)-1, end)
+			}
 		}
 		p, name := Check(doc, &lower)
 		cp, cname := colliding().check(doc, &lower)
