@@ -41,7 +41,7 @@ func decodeInto(raw json.RawMessage, dst reflect.Value) error {
 	}
 	seen := make(map[string]bool, len(s.fields))
 	var err error
-	members(raw, func(name string, value json.RawMessage) bool {
+	Members(raw, func(name string, value json.RawMessage) bool {
 		err = s.member(dst, seen, name, value)
 		return err == nil
 	})
@@ -74,11 +74,11 @@ func (s *spec) required(seen map[string]bool) error {
 	return nil
 }
 
-// members calls fn with each member of obj, a JSON object json.Valid
+// Members calls fn with each member of obj, a JSON object json.Valid
 // accepted, in order: the name unescaped, the value's exact text. It stops
 // when fn returns false. It reads only string bounds and brackets, relying
 // on the text being valid.
-func members(obj []byte, fn func(name string, value json.RawMessage) bool) {
+func Members(obj []byte, fn func(name string, value json.RawMessage) bool) {
 	i := skipSpace(obj, 1)
 	for i < len(obj) && obj[i] == '"' {
 		end := strictjson.StringEnd(obj, i)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-gateway/agent-gateway/handlers/args"
 	"github.com/agent-gateway/agent-gateway/middleware"
 )
 
@@ -243,32 +244,22 @@ func nestingDepth(data []byte) int {
 
 // members splits one JSON object into its members, exactly as spelled
 // after unescaping; false for anything else, a repeated member, or data
-// after the object.
+// after the object. One json.Valid pass and a walk of the member bounds
+// (args.Members) replace a Decoder.Token loop that allocated per token.
 func members(data []byte) (map[string]json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' || !json.Valid(data) {
 		return nil, false
 	}
 	out := make(map[string]json.RawMessage, 4)
-	for dec.More() {
-		t, err := dec.Token()
-		key, isKey := t.(string)
-		if err != nil || !isKey {
-			return nil, false
+	repeated := false
+	args.Members(data, func(name string, value json.RawMessage) bool {
+		if _, repeated = out[name]; !repeated {
+			out[name] = value
 		}
-		var v json.RawMessage
-		if _, dup := out[key]; dup || dec.Decode(&v) != nil {
-			return nil, false
-		}
-		out[key] = v
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return out, true
+		return !repeated
+	})
+	return out, !repeated
 }
 
 // only reports whether m has no member but those named.

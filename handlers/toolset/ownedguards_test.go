@@ -43,6 +43,11 @@ func TestMembers(t *testing.T) {
 			t.Errorf("members(%s) ok = %v", body, ok)
 		}
 	}
+	// Each value is its exact text, as the SDK's RawMessage holds it.
+	m, ok := members([]byte(` { "a" : [1, {"x":"]"}] , "b\u0022":"x\"y" ,"c":-1.5e3}`))
+	if !ok || string(m["a"]) != `[1, {"x":"]"}]` || string(m[`b"`]) != `"x\"y"` || string(m["c"]) != `-1.5e3` {
+		t.Errorf("members read %q", m)
+	}
 }
 
 // TestNestingDepth counts as the SDK's checkMaxDepth: brackets inside
