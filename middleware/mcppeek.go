@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
@@ -117,19 +118,32 @@ func peekCall(body []byte) (Call, string) {
 	// fields case-sensitively) looks them up. Decoding into a struct here
 	// would let encoding/json match "paramſ" (long s) or "PARAMS" to params,
 	// and the gate could then judge a different call than the SDK runs.
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &env); err != nil {
-		return Call{}, "the request body is not one JSON-RPC message (a single JSON object)"
-	}
+	// checkStrict refused repeats, so each name is seen at most once.
 	var call Call
-	_ = json.Unmarshal(env["method"], &call.Method)
-	if id := env["id"]; len(id) > 0 && string(id) != "null" {
-		call.ID = id
-	}
+	var params json.RawMessage
+	strictjson.Members(trimmed, func(name string, value json.RawMessage) bool {
+		switch name {
+		case "method":
+			_ = json.Unmarshal(value, &call.Method)
+		case "id":
+			if string(value) != "null" {
+				call.ID = slices.Clone(value)
+			}
+		case "params":
+			params = value
+		}
+		return true
+	})
 	if call.Method == "tools/call" {
-		var params map[string]json.RawMessage
-		_ = json.Unmarshal(env["params"], &params)
-		name := params["name"]
+		var name json.RawMessage
+		if len(params) > 0 && params[0] == '{' {
+			strictjson.Members(params, func(member string, value json.RawMessage) bool {
+				if member == "name" {
+					name = value
+				}
+				return member != "name"
+			})
+		}
 		// A JSON null would unmarshal into a string without error.
 		if len(name) == 0 || name[0] != '"' || json.Unmarshal(name, &call.Tool) != nil || len(call.Tool) > 128 {
 			return Call{}, "tools/call needs a string tool name"

@@ -41,7 +41,7 @@ func decodeInto(raw json.RawMessage, dst reflect.Value) error {
 	}
 	seen := make(map[string]bool, len(s.fields))
 	var err error
-	Members(raw, func(name string, value json.RawMessage) bool {
+	strictjson.Members(raw, func(name string, value json.RawMessage) bool {
 		err = s.member(dst, seen, name, value)
 		return err == nil
 	})
@@ -72,65 +72,6 @@ func (s *spec) required(seen map[string]bool) error {
 		}
 	}
 	return nil
-}
-
-// Members calls fn with each member of obj, a JSON object json.Valid
-// accepted, in order: the name unescaped, the value's exact text. It stops
-// when fn returns false. It reads only string bounds and brackets, relying
-// on the text being valid.
-func Members(obj []byte, fn func(name string, value json.RawMessage) bool) {
-	i := skipSpace(obj, 1)
-	for i < len(obj) && obj[i] == '"' {
-		end := strictjson.StringEnd(obj, i)
-		name := string(obj[i+1 : end])
-		if bytes.IndexByte(obj[i:end], '\\') >= 0 {
-			_ = json.Unmarshal(obj[i:end+1], &name) // valid: json.Valid passed
-		}
-		i = skipSpace(obj, skipSpace(obj, end+1)+1) // past ':'
-		vend := valueEnd(obj, i)
-		if !fn(name, obj[i:vend]) {
-			return
-		}
-		i = skipSpace(obj, vend)
-		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-	}
-}
-
-// valueEnd returns the end of the valid JSON value starting at obj[i].
-func valueEnd(obj []byte, i int) int {
-	depth := 0
-	for j := i; j < len(obj); j++ {
-		switch obj[j] {
-		case '"':
-			j = strictjson.StringEnd(obj, j)
-			if depth == 0 {
-				return j + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return j // the end of a scalar before the object closes
-			}
-			if depth--; depth == 0 {
-				return j + 1
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	return len(obj)
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // walkTokens reads the arguments with encoding/json's tokens: the path for

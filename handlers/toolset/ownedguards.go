@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-gateway/agent-gateway/handlers/args"
 	"github.com/agent-gateway/agent-gateway/middleware"
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
 )
 
 // ownedCall is a stateless tools/call the owned path understands fully:
@@ -245,7 +245,7 @@ func nestingDepth(data []byte) int {
 // members splits one JSON object into its members, exactly as spelled
 // after unescaping; false for anything else, a repeated member, or data
 // after the object. One json.Valid pass and a walk of the member bounds
-// (args.Members) replace a Decoder.Token loop that allocated per token.
+// (strictjson.Members) replace a Decoder.Token loop that allocated per token.
 func members(data []byte) (map[string]json.RawMessage, bool) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' || !json.Valid(data) {
@@ -253,7 +253,7 @@ func members(data []byte) (map[string]json.RawMessage, bool) {
 	}
 	out := make(map[string]json.RawMessage, 4)
 	repeated := false
-	args.Members(data, func(name string, value json.RawMessage) bool {
+	strictjson.Members(data, func(name string, value json.RawMessage) bool {
 		if _, repeated = out[name]; !repeated {
 			out[name] = value
 		}

@@ -1,7 +1,9 @@
 package strictjson
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -158,4 +160,25 @@ func TestLoneSurrogate(t *testing.T) {
 			t.Errorf("LoneSurrogate(%s) = %v, want %v", text, got, lone)
 		}
 	}
+}
+
+// Members gives each member's unescaped name and exact value text, in
+// order, and stops when told to.
+func TestMembers(t *testing.T) {
+	doc := []byte(` { "a" : [1, {"x":"]"}] , "b\u0022":"x\"y" ,"c":-1.5e3, "d":{"e":{}},"f":null}`)
+	var got []string
+	Members(bytes.TrimSpace(doc), func(name string, value json.RawMessage) bool {
+		got = append(got, name+"="+string(value))
+		return true
+	})
+	want := []string{`a=[1, {"x":"]"}]`, `b"="x\"y"`, `c=-1.5e3`, `d={"e":{}}`, `f=null`}
+	if !slices.Equal(got, want) {
+		t.Errorf("Members read %q, want %q", got, want)
+	}
+	n := 0
+	Members([]byte(`{"a":1,"b":2,"c":3}`), func(string, json.RawMessage) bool { n++; return n < 2 })
+	if n != 2 {
+		t.Errorf("Members went on after false: %d calls", n)
+	}
+	Members([]byte(`{}`), func(name string, _ json.RawMessage) bool { t.Errorf("member %q in {}", name); return true })
 }
