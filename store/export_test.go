@@ -18,3 +18,20 @@ const (
 	OAuthPurgeLockKey    = int64(oauthPurgeLock)
 	WorkflowPurgeLockKey = int64(workflowPurgeLock)
 )
+
+// Unprepared returns s as a store sharing its pool that runs every query
+// as text, as the store did before it prepared the reads of every call:
+// a closed preparedQueryer prepares nothing. Do not close it.
+func Unprepared(s Store) Store {
+	c := *s.(*sqlStore)
+	c.prepared = &preparedQueryer{db: c.db, closed: true}
+	return &c
+}
+
+// PreparedStatements is how many statements s holds prepared.
+func PreparedStatements(s Store) int {
+	p := s.(*sqlStore).prepared
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.stmts)
+}

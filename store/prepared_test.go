@@ -1,0 +1,119 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-gateway/agent-gateway/store"
+	"github.com/agent-gateway/agent-gateway/store/storetest"
+)
+
+// TestPreparedReadsMatchText: the reads of every call answer through
+// their prepared statements exactly what their text answered, for a
+// found, a missing and a revoked row; and each is prepared once.
+func TestPreparedReadsMatchText(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		f := newFixture(t, s)
+		g := f.consent(t, s, "cli_x", "documents:read")
+		live := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
+		revoked := try(s.IssueAccessToken(ctx, g.ID, time.Hour)).must(t)
+		if err := s.RevokeTokenHash(ctx, store.HashToken(revoked.Secret)); err != nil {
+			t.Fatal(err)
+		}
+		legacy := try(s.IssueLegacyToken(ctx, f.project.ID, []string{"task"})).must(t)
+		src := f.source(t, s, store.RoleRuntime, "docs/runtime.md")
+		gone := f.source(t, s, store.RoleRuntime, "docs/gone.md")
+		try(s.RevokeDocumentSource(ctx, f.project.ID, gone.ID)).must(t)
+
+		reads := []struct {
+			name string
+			read func(store.Store) (any, error)
+		}{
+			{"access token found", func(s store.Store) (any, error) { return s.LookupAccessToken(ctx, live.Secret) }},
+			{"access token not found", func(s store.Store) (any, error) { return s.LookupAccessToken(ctx, store.AccessTokenPrefix+"forged") }},
+			{"access token revoked", func(s store.Store) (any, error) { return s.LookupAccessToken(ctx, revoked.Secret) }},
+			{"legacy token found", func(s store.Store) (any, error) { return s.LookupLegacyToken(ctx, legacy.Secret) }},
+			{"legacy token not found", func(s store.Store) (any, error) { return s.LookupLegacyToken(ctx, store.LegacyTokenPrefix+"forged") }},
+			{"document source found", func(s store.Store) (any, error) { return s.GetDocumentSource(ctx, f.project.ID, src.ID) }},
+			{"document source revoked", func(s store.Store) (any, error) { return s.GetDocumentSource(ctx, f.project.ID, gone.ID) }},
+			{"document source not found", func(s store.Store) (any, error) { return s.GetDocumentSource(ctx, f.project.ID, "src_missing") }},
+			{"document sources listed", func(s store.Store) (any, error) { return s.ListDocumentSources(ctx, f.project.ID, true) }},
+		}
+		text := store.Unprepared(s)
+		for _, r := range reads {
+			t.Run(r.name, func(t *testing.T) {
+				want, wantErr := r.read(text)
+				for range 2 { // preparing, then prepared
+					got, err := r.read(s)
+					if !reflect.DeepEqual(got, want) || errors.Is(err, store.ErrNotFound) != errors.Is(wantErr, store.ErrNotFound) || (err == nil) != (wantErr == nil) {
+						t.Fatalf("prepared = %+v, %v; text = %+v, %v", got, err, want, wantErr)
+					}
+				}
+			})
+		}
+		// One statement each: the token lookup, the legacy lookup, the
+		// source and the source list.
+		if n := store.PreparedStatements(s); n != 4 {
+			t.Errorf("%d statements prepared, want 4", n)
+		}
+	})
+}
+
+// TestPreparedReadFailures: a read whose statement cannot be prepared, or
+// whose store has closed, fails with an error and never panics; a failed
+// prepare is tried again on the next call.
+func TestPreparedReadFailures(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s store.Store) {
+		f := newFixture(t, s)
+		g := f.consent(t, s, "cli_x", "documents:read")
+		tok := try(s.IssueAccessToken(context.Background(), g.ID, time.Hour)).must(t)
+
+		cancelled, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := s.LookupAccessToken(cancelled, tok.Secret); !errors.Is(err, context.Canceled) {
+			t.Fatalf("lookup with a cancelled context = %v, want context.Canceled", err)
+		}
+		if n := store.PreparedStatements(s); n != 0 {
+			t.Fatalf("%d statements prepared by a cancelled lookup, want 0", n)
+		}
+		ctx := context.Background()
+		try(s.LookupAccessToken(ctx, tok.Secret)).must(t)
+		if n := store.PreparedStatements(s); n != 1 {
+			t.Fatalf("%d statements prepared after the failed prepare, want 1", n)
+		}
+
+		// Lookups racing Close succeed until they fail; none panics, and
+		// none reads as a refused token.
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 100_000 {
+					if _, err := s.LookupAccessToken(ctx, tok.Secret); err != nil {
+						if store.Answered(err) {
+							t.Errorf("lookup racing Close = %v, want the store failing", err)
+						}
+						return
+					}
+				}
+				t.Error("lookups kept succeeding after Close")
+			})
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		_, err := s.LookupAccessToken(ctx, tok.Secret) // prepared before Close
+		if err == nil || store.Answered(err) {
+			t.Errorf("token lookup after Close = %v, want the store failing", err)
+		}
+		_, err = s.GetDocumentSource(ctx, f.project.ID, "src_x") // never prepared
+		if err == nil || store.Answered(err) {
+			t.Errorf("source read after Close = %v, want the store failing", err)
+		}
+	})
+}
