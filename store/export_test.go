@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"testing"
 	"time"
 )
 
@@ -25,6 +26,15 @@ const (
 func Unprepared(s Store) Store {
 	c := *s.(*sqlStore)
 	c.prepared = &preparedQueryer{db: c.db, closed: true}
+	return &c
+}
+
+// Reprepared returns s as a store sharing its pool with no statement
+// prepared yet; its statements close when the test ends. Do not close it.
+func Reprepared(t testing.TB, s Store) Store {
+	c := *s.(*sqlStore)
+	c.prepared = newPreparedQueryer(c.db)
+	t.Cleanup(func() { c.prepared.close() })
 	return &c
 }
 

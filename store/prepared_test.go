@@ -13,8 +13,8 @@ import (
 )
 
 // TestPreparedReadsMatchText: the reads of every call answer through
-// their prepared statements exactly what their text answered, for a
-// found, a missing and a revoked row; and each is prepared once.
+// their prepared statements exactly what their text answered, for found,
+// missing and revoked rows, and prepare each statement once.
 func TestPreparedReadsMatchText(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s store.Store) {
 		ctx := context.Background()
@@ -29,6 +29,9 @@ func TestPreparedReadsMatchText(t *testing.T) {
 		src := f.source(t, s, store.RoleRuntime, "docs/runtime.md")
 		gone := f.source(t, s, store.RoleRuntime, "docs/gone.md")
 		try(s.RevokeDocumentSource(ctx, f.project.ID, gone.ID)).must(t)
+		cf := newCatalogFixture(t, s)
+		profile, plan := devProfile(t, s, cf)
+		w := try(s.CreateWorkflow(ctx, store.NewWorkflow{Plan: plan, Layers: frozen(plan), ConsentID: g.ID, Subject: "alice"})).must(t)
 
 		reads := []struct {
 			name string
@@ -43,23 +46,33 @@ func TestPreparedReadsMatchText(t *testing.T) {
 			{"document source revoked", func(s store.Store) (any, error) { return s.GetDocumentSource(ctx, f.project.ID, gone.ID) }},
 			{"document source not found", func(s store.Store) (any, error) { return s.GetDocumentSource(ctx, f.project.ID, "src_missing") }},
 			{"document sources listed", func(s store.Store) (any, error) { return s.ListDocumentSources(ctx, f.project.ID, true) }},
+			{"profiles listed", func(s store.Store) (any, error) { return s.ListProfiles(ctx, "", cf.projectA.ID) }},
+			{"catalog plan", func(s store.Store) (any, error) { return s.CatalogPlan(ctx, cf.projectA.ID, profile.ID) }},
+			{"catalog plan not found", func(s store.Store) (any, error) { return s.CatalogPlan(ctx, cf.projectB.ID, profile.ID) }},
+			{"workflow found", func(s store.Store) (any, error) { return s.GetWorkflow(ctx, cf.projectA.ID, w.ID) }},
+			{"workflow not found", func(s store.Store) (any, error) { return s.GetWorkflow(ctx, cf.projectB.ID, w.ID) }},
 		}
 		text := store.Unprepared(s)
 		for _, r := range reads {
 			t.Run(r.name, func(t *testing.T) {
 				want, wantErr := r.read(text)
-				for range 2 { // preparing, then prepared
-					got, err := r.read(s)
-					if !reflect.DeepEqual(got, want) || errors.Is(err, store.ErrNotFound) != errors.Is(wantErr, store.ErrNotFound) || (err == nil) != (wantErr == nil) {
+				prepared := store.Reprepared(t, s)
+				var n int
+				for i := range 2 { // preparing, then prepared
+					got, err := r.read(prepared)
+					if !reflect.DeepEqual(got, want) || (err == nil) != (wantErr == nil) || errors.Is(err, store.ErrNotFound) != errors.Is(wantErr, store.ErrNotFound) {
 						t.Fatalf("prepared = %+v, %v; text = %+v, %v", got, err, want, wantErr)
+					}
+					switch m := store.PreparedStatements(prepared); {
+					case m == 0:
+						t.Fatal("the read ran as text, not through a prepared statement")
+					case i == 1 && m != n:
+						t.Fatalf("%d statements prepared again on the second read", m-n)
+					default:
+						n = m
 					}
 				}
 			})
-		}
-		// One statement each: the token lookup, the legacy lookup, the
-		// source and the source list.
-		if n := store.PreparedStatements(s); n != 4 {
-			t.Errorf("%d statements prepared, want 4", n)
 		}
 	})
 }
