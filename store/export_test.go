@@ -21,19 +21,20 @@ const (
 )
 
 // Unprepared returns s as a store sharing its pool that runs every query
-// as text, as the store did before it prepared the reads of every call:
-// a closed preparedQueryer prepares nothing. Do not close it.
+// as text, as the store did before it prepared the reads of every call.
+// Do not close it.
 func Unprepared(s Store) Store {
 	c := *s.(*sqlStore)
-	c.prepared = &preparedQueryer{db: c.db, closed: true}
+	c.prepared = newPreparedQueryer(c.db, false)
 	return &c
 }
 
-// Reprepared returns s as a store sharing its pool with no statement
-// prepared yet; its statements close when the test ends. Do not close it.
+// Reprepared returns s as a store sharing its pool that prepares the
+// reads of every call, on either backend, with none prepared yet; its
+// statements close when the test ends. Closing it closes s's pool.
 func Reprepared(t testing.TB, s Store) Store {
 	c := *s.(*sqlStore)
-	c.prepared = newPreparedQueryer(c.db)
+	c.prepared = newPreparedQueryer(c.db, true)
 	t.Cleanup(func() { c.prepared.close() })
 	return &c
 }

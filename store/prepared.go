@@ -22,22 +22,30 @@ import (
 // statements run once each.
 type preparedQueryer struct {
 	db *sql.DB
+	// prepare is false where the driver already prepares and caches each
+	// query's text per connection (dialect.cachesStatements): every query
+	// then runs as text.
+	prepare bool
 
 	mu     sync.RWMutex
 	stmts  map[string]*sql.Stmt
 	closed bool
 }
 
-func newPreparedQueryer(db *sql.DB) *preparedQueryer {
-	return &preparedQueryer{db: db, stmts: map[string]*sql.Stmt{}}
+func newPreparedQueryer(db *sql.DB, prepare bool) *preparedQueryer {
+	return &preparedQueryer{db: db, prepare: prepare, stmts: map[string]*sql.Stmt{}}
 }
 
 // stmt returns the prepared statement of query, preparing it on first
-// use, or nil when it cannot be prepared (the pool is closed, the
-// database does not answer): the caller then runs the text, which fails
-// with that query's own error or, if the trouble has passed, succeeds. A
-// failed prepare is not remembered, so the next call tries again.
+// use, or nil when it is not to be prepared or cannot be (the pool is
+// closed, the database does not answer): the caller then runs the text,
+// which fails with that query's own error or, if the trouble has passed,
+// succeeds. A failed prepare is not remembered, so the next call tries
+// again.
 func (p *preparedQueryer) stmt(ctx context.Context, query string) *sql.Stmt {
+	if !p.prepare {
+		return nil
+	}
 	p.mu.RLock()
 	st, closed := p.stmts[query], p.closed
 	p.mu.RUnlock()

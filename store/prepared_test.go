@@ -77,11 +77,32 @@ func TestPreparedReadsMatchText(t *testing.T) {
 	})
 }
 
+// TestPreparedOnlyOnSQLite: the store prepares the reads of every call
+// on SQLite, whose driver compiles an unprepared query's text each time,
+// and leaves them to pgx on PostgreSQL, which prepares and caches them by
+// itself in the mode the database URL chooses.
+func TestPreparedOnlyOnSQLite(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		f := newFixture(t, s)
+		tok := try(s.IssueAccessToken(ctx, f.consent(t, s, "cli_x", "documents:read").ID, time.Hour)).must(t)
+		try(s.LookupAccessToken(ctx, tok.Secret)).must(t)
+		want := 1
+		if isPostgres(s) {
+			want = 0
+		}
+		if n := store.PreparedStatements(s); n != want {
+			t.Errorf("%d statements prepared, want %d", n, want)
+		}
+	})
+}
+
 // TestPreparedReadFailures: a read whose statement cannot be prepared, or
 // whose store has closed, fails with an error and never panics; a failed
 // prepare is tried again on the next call.
 func TestPreparedReadFailures(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s store.Store) {
+		s = store.Reprepared(t, s)
 		f := newFixture(t, s)
 		g := f.consent(t, s, "cli_x", "documents:read")
 		tok := try(s.IssueAccessToken(context.Background(), g.ID, time.Hour)).must(t)

@@ -36,6 +36,10 @@ type dialect interface {
 	// more than a small insert; PostgreSQL keeps ctx, since a statement
 	// there still crosses the network.
 	lockedRowContext(ctx context.Context) context.Context
+	// cachesStatements reports whether the driver already prepares each
+	// query once per connection and keeps it by its text, so that the
+	// store prepares none itself (preparedQueryer).
+	cachesStatements() bool
 }
 
 // sqlStore implements Store over database/sql for either dialect.
@@ -52,7 +56,7 @@ type sqlStore struct {
 }
 
 func newSQLStore(db *sql.DB, d dialect) *sqlStore {
-	return &sqlStore{db: db, prepared: newPreparedQueryer(db), d: d, now: func() time.Time {
+	return &sqlStore{db: db, prepared: newPreparedQueryer(db, !d.cachesStatements()), d: d, now: func() time.Time {
 		return time.Now().UTC().Truncate(time.Microsecond)
 	}}
 }
