@@ -255,15 +255,15 @@ func (s *sqlStore) ListProfiles(ctx context.Context, accountID, projectID string
 	var ps []CatalogProfile
 	var err error
 	if projectID != "" {
-		if accountID, err = s.projectAccount(ctx, s.db, projectID); err != nil {
+		if accountID, err = s.projectAccount(ctx, s.prepared, projectID); err != nil {
 			return nil, err
 		}
-		ps, err = queryAll(ctx, s.db, "listing profiles", scanProfile,
+		ps, err = queryAll(ctx, s.prepared, "listing profiles", scanProfile,
 			`SELECT `+profileColumns+` FROM catalog_profiles p
 			 WHERE p.account_id = $1 AND (p.project_id IS NULL OR p.project_id = $2)
 			 ORDER BY p.name, p.project_id IS NULL, p.id`, accountID, projectID)
 	} else {
-		ps, err = queryAll(ctx, s.db, "listing profiles", scanProfile,
+		ps, err = queryAll(ctx, s.prepared, "listing profiles", scanProfile,
 			`SELECT `+profileColumns+` FROM catalog_profiles p WHERE p.account_id = $1
 			 ORDER BY p.name, p.project_id IS NULL, p.id`, accountID)
 	}
@@ -271,7 +271,7 @@ func (s *sqlStore) ListProfiles(ctx context.Context, accountID, projectID string
 		return nil, err
 	}
 	for i := range ps {
-		if ps[i].Layers, err = s.profileLayers(ctx, s.db, ps[i], ps[i].ProjectID, false); err != nil {
+		if ps[i].Layers, err = s.profileLayers(ctx, s.prepared, ps[i], ps[i].ProjectID, false); err != nil {
 			return nil, err
 		}
 	}
@@ -289,7 +289,7 @@ func (s *sqlStore) projectAccount(ctx context.Context, q queryer, projectID stri
 
 // CatalogPlan implements CatalogStore.
 func (s *sqlStore) CatalogPlan(ctx context.Context, projectID, profileID string) (CatalogPlan, error) {
-	return s.catalogPlan(ctx, s.db, projectID, profileID, false)
+	return s.catalogPlan(ctx, s.prepared, projectID, profileID, false)
 }
 
 // catalogPlan reads a plan; lock holds every row it read (profile, layer

@@ -123,7 +123,7 @@ func (s *sqlStore) GetWorkflow(ctx context.Context, projectID, workflowID string
 	// layer when they were read. In the other order, a purge committing in
 	// between would yield a workflow without layers (and an empty replay);
 	// this way it is not_found.
-	layers, err := queryAll(ctx, s.db, "reading workflow layers", func(row rowScanner) (FrozenLayer, error) {
+	layers, err := queryAll(ctx, s.prepared, "reading workflow layers", func(row rowScanner) (FrozenLayer, error) {
 		var l FrozenLayer
 		var tracking sql.NullString
 		err := row.Scan(&l.Layer, &l.Position, &l.Source.Scope, &l.Source.ID, &l.Source.RepositoryID,
@@ -139,13 +139,13 @@ func (s *sqlStore) GetWorkflow(ctx context.Context, projectID, workflowID string
 	if err != nil {
 		return Workflow{}, err
 	}
-	w, err := scanWorkflow(s.db.QueryRowContext(ctx,
+	w, err := scanWorkflow(s.prepared.QueryRowContext(ctx,
 		`SELECT `+workflowColumns+` FROM workflows w WHERE w.project_id = $1 AND w.id = $2`, projectID, workflowID))
 	if err != nil {
 		return Workflow{}, notFound(err, "workflow")
 	}
 	w.Layers = layers
-	account, err := s.projectAccount(ctx, s.db, projectID)
+	account, err := s.projectAccount(ctx, s.prepared, projectID)
 	if err != nil {
 		return Workflow{}, err
 	}
@@ -154,7 +154,7 @@ func (s *sqlStore) GetWorkflow(ctx context.Context, projectID, workflowID string
 	// workflow's own project and account.
 	for i := range w.Layers {
 		l := &w.Layers[i]
-		cur, err := s.catalogSource(ctx, s.db, account, projectID, l.Source.Scope, l.Source.ID, false)
+		cur, err := s.catalogSource(ctx, s.prepared, account, projectID, l.Source.Scope, l.Source.ID, false)
 		if err != nil {
 			return Workflow{}, fmt.Errorf("workflow %s layer %s: %w", w.ID, l.Layer, err)
 		}

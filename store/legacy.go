@@ -54,7 +54,7 @@ func (s *sqlStore) LookupLegacyToken(ctx context.Context, secret string) (Legacy
 	if !strings.HasPrefix(secret, LegacyTokenPrefix) {
 		return LegacyToken{}, fmt.Errorf("%w: legacy token", ErrNotFound)
 	}
-	t, err := scanLegacy(s.db.QueryRowContext(ctx,
+	t, err := scanLegacy(s.prepared.QueryRowContext(ctx,
 		`SELECT `+legacyColumns+` FROM legacy_project_tokens WHERE token_hash = $1`, HashToken(secret)))
 	if err != nil {
 		return LegacyToken{}, notFound(err, "legacy token")

@@ -79,7 +79,7 @@ func (s *sqlStore) LookupAccessToken(ctx context.Context, secret string) (TokenC
 	if !strings.HasPrefix(secret, AccessTokenPrefix) {
 		return TokenConsent{}, fmt.Errorf("%w: access token", ErrNotFound)
 	}
-	t, err := s.getToken(ctx, s.db, HashToken(secret))
+	t, err := s.getToken(ctx, s.prepared, HashToken(secret))
 	if err != nil {
 		return TokenConsent{}, err
 	}

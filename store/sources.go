@@ -102,7 +102,7 @@ func scanSource(row rowScanner) (DocumentSource, error) {
 
 // GetDocumentSource implements DocumentSourceStore.
 func (s *sqlStore) GetDocumentSource(ctx context.Context, projectID, sourceID string) (DocumentSource, error) {
-	return s.getSource(ctx, s.db, projectID, sourceID)
+	return s.getSource(ctx, s.prepared, projectID, sourceID)
 }
 
 func (s *sqlStore) getSource(ctx context.Context, q queryer, projectID, sourceID string) (DocumentSource, error) {
@@ -116,7 +116,7 @@ func (s *sqlStore) getSource(ctx context.Context, q queryer, projectID, sourceID
 
 // ListDocumentSources implements DocumentSourceStore.
 func (s *sqlStore) ListDocumentSources(ctx context.Context, projectID string, includeRevoked bool) ([]DocumentSource, error) {
-	return queryAll(ctx, s.db, "listing document sources", scanSource,
+	return queryAll(ctx, s.prepared, "listing document sources", scanSource,
 		sourceSelect+` WHERE s.project_id = $1 AND ($2 OR (s.revoked_at IS NULL AND r.revoked_at IS NULL))
 		 ORDER BY s.created_at, s.id`,
 		projectID, includeRevoked)

@@ -173,6 +173,11 @@ func (sqliteDialect) lockedRowContext(ctx context.Context) context.Context {
 	return context.WithoutCancel(ctx)
 }
 
+// cachesStatements is false: modernc compiles the text of an unprepared
+// query on every call, and keeps the compiled statement only in a
+// prepared one.
+func (sqliteDialect) cachesStatements() bool { return false }
+
 // lockMigrations needs nothing on SQLite: the migration transaction began
 // IMMEDIATE, which already holds the database's single write lock, and a
 // second process waits for it through the busy timeout.

@@ -36,12 +36,18 @@ type dialect interface {
 	// more than a small insert; PostgreSQL keeps ctx, since a statement
 	// there still crosses the network.
 	lockedRowContext(ctx context.Context) context.Context
+	// cachesStatements reports whether the driver already prepares each
+	// query once per connection and keeps it by its text, so that the
+	// store prepares none itself (preparedQueryer).
+	cachesStatements() bool
 }
 
 // sqlStore implements Store over database/sql for either dialect.
 type sqlStore struct {
 	db *sql.DB
-	d  dialect
+	// prepared is db for the reads of every call (preparedQueryer).
+	prepared *preparedQueryer
+	d        dialect
 	// now is the clock; times are UTC, truncated to microseconds, which both
 	// backends store exactly.
 	now func() time.Time
@@ -50,7 +56,7 @@ type sqlStore struct {
 }
 
 func newSQLStore(db *sql.DB, d dialect) *sqlStore {
-	return &sqlStore{db: db, d: d, now: func() time.Time {
+	return &sqlStore{db: db, prepared: newPreparedQueryer(db, !d.cachesStatements()), d: d, now: func() time.Time {
 		return time.Now().UTC().Truncate(time.Microsecond)
 	}}
 }
@@ -89,8 +95,8 @@ func (s *sqlStore) ProbeWrite(ctx context.Context) error {
 // PoolStats implements Store.
 func (s *sqlStore) PoolStats() sql.DBStats { return s.db.Stats() }
 
-// Close implements Store.
-func (s *sqlStore) Close() error { return s.db.Close() }
+// Close implements Store: the prepared statements, then the pool.
+func (s *sqlStore) Close() error { return errors.Join(s.prepared.close(), s.db.Close()) }
 
 // queryer is what *sql.DB and *sql.Tx have in common.
 type queryer interface {

@@ -64,7 +64,7 @@ type result[T any] struct {
 func try[T any](v T, err error) result[T] { return result[T]{v, err} }
 
 // must returns the value, failing the test on an error.
-func (r result[T]) must(t *testing.T) T {
+func (r result[T]) must(t testing.TB) T {
 	t.Helper()
 	if r.err != nil {
 		t.Fatalf("unexpected error: %v", r.err)
@@ -100,7 +100,7 @@ type fixture struct {
 	subject string
 }
 
-func newFixture(t *testing.T, s store.Store) fixture {
+func newFixture(t testing.TB, s store.Store) fixture {
 	t.Helper()
 	ctx := context.Background()
 	p := try(s.CreateProject(ctx, "", unique("project"))).must(t)
@@ -112,14 +112,14 @@ func newFixture(t *testing.T, s store.Store) fixture {
 	return fixture{project: p, repo: r, subject: subject}
 }
 
-func (f fixture) source(t *testing.T, s store.Store, role, path string) store.DocumentSource {
+func (f fixture) source(t testing.TB, s store.Store, role, path string) store.DocumentSource {
 	t.Helper()
 	return try(s.AddDocumentSource(context.Background(), store.NewDocumentSource{
 		ProjectID: f.project.ID, RepositoryID: f.repo.ID, Role: role, Path: path, CommitSHA: sha1,
 	})).must(t)
 }
 
-func (f fixture) consent(t *testing.T, s store.Store, clientID string, scopes ...string) store.Consent {
+func (f fixture) consent(t testing.TB, s store.Store, clientID string, scopes ...string) store.Consent {
 	t.Helper()
 	return try(s.CreateConsent(context.Background(), f.project.ID, f.subject, clientID, scopes)).must(t)
 }
