@@ -14,7 +14,7 @@ import (
 var requestStrictness = strictjson.Options{
 	MaxDepth:  MaxJSONDepth,
 	Fold:      foldName,
-	FoldASCII: asciiFold,
+	FoldASCII: strictjson.ASCIITable(asciiFold),
 }
 
 // checkStrict reads a valid JSON document and returns a reason when an

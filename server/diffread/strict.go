@@ -64,7 +64,7 @@ const maxSafeInteger = 1<<53 - 1
 var pageStrictness = strictjson.Options{
 	MaxDepth:  maxPageDepth,
 	Fold:      strings.ToLower,
-	FoldASCII: strictjson.ASCIILower,
+	FoldASCII: strictjson.ASCIITable(strictjson.ASCIILower),
 }
 
 var canonicalInteger = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)

@@ -83,7 +83,7 @@ func checkValidJSON(body []byte) error {
 var nativeStrictness = strictjson.Options{
 	MaxDepth:   maxNativeDepth,
 	Fold:       strings.ToLower,
-	FoldASCII:  asciiLower,
+	FoldASCII:  strictjson.ASCIITable(asciiLower),
 	FloatRange: true,
 }
 

@@ -124,7 +124,7 @@ func deadlineError(ctx context.Context, err error, timeout time.Duration) error 
 var answerStrictness = strictjson.Options{
 	MaxDepth:  maxContentsDepth,
 	Fold:      strings.ToLower,
-	FoldASCII: strictjson.ASCIILower,
+	FoldASCII: strictjson.ASCIITable(strictjson.ASCIILower),
 }
 
 // checkStrict is the strict check of an answer read whole (branch):

@@ -49,9 +49,11 @@ type Options struct {
 	// names collide, e.g. strings.ToLower.
 	Fold func(name string) string
 	// FoldASCII is Fold for one byte of a name that is plain ASCII
-	// without escapes; it must agree with Fold on such names, which are
-	// then folded in place without allocating.
-	FoldASCII func(b byte) byte
+	// without escapes, as a table (ASCIITable builds one from a function);
+	// it must agree with Fold on such names, which are then folded in
+	// place without allocating. A table, not a function: the fold runs
+	// for every byte of every member name.
+	FoldASCII *[128]byte
 	// FloatRange refuses numbers beyond float64's range, which decoders
 	// that read numbers as doubles turn into infinities or errors.
 	FloatRange bool
@@ -219,14 +221,23 @@ func unquote(lit []byte) string {
 
 // foldPlain appends the folded form of a name that is plain ASCII without
 // escapes; ok is false for any other name.
-func foldPlain(dst, raw []byte, foldASCII func(byte) byte) ([]byte, bool) {
+func foldPlain(dst, raw []byte, foldASCII *[128]byte) ([]byte, bool) {
 	for _, b := range raw {
 		if b == '\\' || b >= 0x80 {
 			return dst, false
 		}
-		dst = append(dst, foldASCII(b))
+		dst = append(dst, foldASCII[b])
 	}
 	return dst, true
+}
+
+// ASCIITable is the Options.FoldASCII table of a fold of single ASCII bytes.
+func ASCIITable(fold func(b byte) byte) *[128]byte {
+	var t [128]byte
+	for b := range t {
+		t[b] = fold(byte(b))
+	}
+	return &t
 }
 
 // StringEnd returns the index of the quote closing the JSON string that
@@ -262,8 +273,8 @@ func fitsFloat64(num []byte) bool {
 	return err == nil
 }
 
-// ASCIILower is Options.FoldASCII for a Fold of strings.ToLower: it lowers
-// A-Z and leaves every other byte.
+// ASCIILower is the ASCII half of strings.ToLower, for Options.FoldASCII
+// (through ASCIITable): it lowers A-Z and leaves every other byte.
 func ASCIILower(b byte) byte {
 	if 'A' <= b && b <= 'Z' {
 		return b + 'a' - 'A'

@@ -8,12 +8,7 @@ import (
 	"testing"
 )
 
-var lower = Options{MaxDepth: 4, Fold: strings.ToLower, FoldASCII: func(b byte) byte {
-	if 'A' <= b && b <= 'Z' {
-		return b + 'a' - 'A'
-	}
-	return b
-}, FloatRange: true}
+var lower = Options{MaxDepth: 4, Fold: strings.ToLower, FoldASCII: ASCIITable(ASCIILower), FloatRange: true}
 
 func TestCheck(t *testing.T) {
 	cases := []struct {
