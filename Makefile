@@ -62,6 +62,7 @@ FUZZ_TARGETS = \
 	./middleware/:FuzzMCPPeek:30000x \
 	./handlers/toolset/:FuzzFrameReader:30000x \
 	./handlers/jsonwire/:FuzzAppendString:30000x \
+	./handlers/documents/:FuzzFragmentJSON:10000x \
 	./store/audit/:FuzzCanonicalRecord:20000x \
 	./store/:FuzzValidateDocumentPath:20000x \
 	./store/:FuzzValidateBranch:20000x
