@@ -17,8 +17,9 @@ import (
 // member check cost several milliseconds for a 200 KB document, on every
 // fragment (docs/performance.md, "Document fragments"). splitContent lifts
 // the string out so the checks read only the small rest, and reads the
-// string itself in one pass: each line is found, checked to hold nothing
-// but base64, decoded and hashed while it is in cache, instead of a scan
+// string itself in one pass: each line is found and gathered with the next
+// ones into a 4 KiB stage, which is checked to hold nothing but base64,
+// decoded and hashed while it is in cache, instead of a scan
 // for the string's end, a check of its characters, a decoding and a hash
 // of the decoded file one after the other.
 
@@ -194,28 +195,33 @@ func readContent(doc []byte, i int, size int64) (f splitFile, ok bool) {
 }
 
 // blobReader decodes base64 lines exactly as the strict decoder decodes
-// the unescaped string, hashing the file as it goes: each line's whole
-// 4-character groups are decoded in place, a group broken across a line
-// break is joined in a small carry, and padding ends the data as it does
-// in one string (anything after a group ending in "=" is refused). An
-// unfinished group at the end is refused, as the padded alphabet refuses
-// it. FuzzContentsJSON holds this to the one-string reading.
+// the unescaped string, hashing the file as it goes: lines are gathered
+// into a stage of stageBytes, whose whole 4-character groups are decoded
+// at once (a group broken across a line break is joined there), and
+// padding ends the data as it does in one string (anything after a group
+// ending in "=" is refused). An unfinished group at the end is refused,
+// as the padded alphabet refuses it. FuzzContentsJSON holds this to the
+// one-string reading.
 type blobReader struct {
 	out    []byte
 	h      hash.Hash // nil when the size is not known in advance
 	hashed int       // out[:hashed] is in h
-	carry  [4]byte
-	held   int
+	stage  []byte    // base64 read and not yet decoded
 	padded bool
 	err    error // the first base64 refusal; the rest is then only checked
 }
+
+// stageBytes is how much base64 is gathered before it is decoded, a
+// multiple of 4: the decoder is fastest on long runs, and GitHub's lines
+// are 60 characters.
+const stageBytes = 4096
 
 // hashChunk is how much decoded data is hashed at once: small enough to
 // still be in cache, large enough that the hash's per-call cost vanishes.
 const hashChunk = 8 << 10
 
 func newBlobReader(size int64, docLen int) *blobReader {
-	r := &blobReader{}
+	r := &blobReader{stage: make([]byte, 0, stageBytes)}
 	if size < 0 {
 		r.out = make([]byte, 0, base64.StdEncoding.DecodedLen(docLen))
 		return r
@@ -231,22 +237,16 @@ func newBlobReader(size int64, docLen int) *blobReader {
 // line reads one line (no quote, no backslash); false when it holds a byte
 // outside the base64 alphabet.
 func (r *blobReader) line(line []byte) bool {
-	if r.held > 0 {
-		k := copy(r.carry[r.held:], line)
-		r.held, line = r.held+k, line[k:]
-		if r.held < len(r.carry) {
-			return true
-		}
-		r.held = 0
-		if !r.groups(r.carry[:]) {
-			return false
+	for len(line) > 0 {
+		k := copy(r.stage[len(r.stage):cap(r.stage)], line)
+		r.stage, line = r.stage[:len(r.stage)+k], line[k:]
+		if len(r.stage) == cap(r.stage) {
+			if !r.groups(r.stage) {
+				return false
+			}
+			r.stage = r.stage[:0]
 		}
 	}
-	whole := len(line) &^ 3
-	if !r.groups(line[:whole]) {
-		return false
-	}
-	r.held = copy(r.carry[:], line[whole:])
 	return true
 }
 
@@ -282,13 +282,19 @@ func (r *blobReader) groups(g []byte) bool {
 	return true
 }
 
-// finish checks what is left in the carry; false when it holds a byte
-// outside the base64 alphabet.
+// finish decodes what is left in the stage and checks what is left of
+// it, an unfinished group; false when it holds a byte outside the base64
+// alphabet.
 func (r *blobReader) finish() bool {
-	if r.held == 0 {
+	whole := len(r.stage) &^ 3
+	if !r.groups(r.stage[:whole]) {
+		return false
+	}
+	rest := r.stage[whole:]
+	if len(rest) == 0 {
 		return true
 	}
-	if !base64Only(r.carry[:r.held]) {
+	if !base64Only(rest) {
 		return false
 	}
 	if r.err == nil {
