@@ -52,6 +52,7 @@ FUZZ_TARGETS = \
 	./upstream/forgejo/:FuzzLinkHeader:30000x \
 	./upstream/github/:FuzzContentsJSON:40000x \
 	./upstream/github/:FuzzTokenAnswer:40000x \
+	./upstream/github/:FuzzStrictDecoders:30000x \
 	./upstream/strictjson/:FuzzCheckCollisions:30000x \
 	./handlers/forgejotools/:FuzzDecodeDiffCursor:40000x \
 	./handlers/forgejotools/:FuzzEscapedLen:30000x \

@@ -9,6 +9,8 @@ import (
 	"hash"
 	"slices"
 	"strconv"
+
+	asmbase64 "github.com/segmentio/asm/base64"
 )
 
 // A Contents answer is a ~1 KB object around one large string: the file in
@@ -358,7 +360,15 @@ func base64Only(b []byte) bool {
 }
 
 var (
-	strictBase64       = base64.StdEncoding.Strict()
+	// strictBase64 is encoding/base64's strict standard decoder with an
+	// AVX2 loop in front (segmentio/asm, which the MCP SDK's JSON package
+	// already links): the loop decodes 32-character blocks of alphabet
+	// characters and stops at anything else, which it leaves, and the
+	// padding and every refusal, to encoding/base64. On the stage's runs
+	// it decodes several times faster. TestStrictDecodersAgree and
+	// FuzzStrictDecoders hold it to encoding/base64's strict decoder on
+	// runs of whole groups, the only input it is given.
+	strictBase64       = asmbase64.StdEncoding.Strict()
 	errAfterPadding    = errors.New("base64 data after the padding")
 	errUnfinishedGroup = errors.New("base64 data ends inside a 4-character group")
 )
