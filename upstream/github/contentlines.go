@@ -158,30 +158,31 @@ func readContent(doc []byte, i int, size int64) (f splitFile, ok bool) {
 		size = sizeAfter(doc, j)
 	}
 	r := newBlobReader(size, len(doc))
+	// The string ends at its first quote: base64 holds none, and an
+	// escaped one is an escape other than "\n", refused either way. Found
+	// once, it leaves one search per line, for the line break.
 	rem := doc[j+1:]
-	for {
-		line, last := rem, false
-		k := bytes.IndexByte(rem, '\\')
-		if k >= 0 {
-			line = rem[:k]
-		}
-		if q := bytes.IndexByte(line, '"'); q >= 0 {
-			line, last = line[:q], true
-		} else if k < 0 {
-			return f, false // unterminated
-		}
-		if !r.line(line) {
-			return f, false
-		}
-		if last {
-			rem = rem[len(line):]
+	q := bytes.IndexByte(rem, '"')
+	if q < 0 {
+		return f, false // unterminated
+	}
+	for body := rem[:q]; ; {
+		k := bytes.IndexByte(body, '\\')
+		if k < 0 {
+			if !r.line(body) {
+				return f, false
+			}
 			break
 		}
-		if k+1 >= len(rem) || rem[k+1] != 'n' {
+		if !r.line(body[:k]) {
+			return f, false
+		}
+		if k+1 >= len(body) || body[k+1] != 'n' {
 			return f, false // an escape other than "\n"
 		}
-		rem = rem[k+2:]
+		body = body[k+2:]
 	}
+	rem = rem[q:]
 	if !r.finish() {
 		return f, false
 	}
