@@ -64,6 +64,7 @@ FUZZ_TARGETS = \
 	./handlers/toolset/:FuzzFrameReader:30000x \
 	./handlers/jsonwire/:FuzzAppendString:30000x \
 	./handlers/documents/:FuzzFragmentJSON:10000x \
+	./handlers/documents/:FuzzValidUTF8:30000x \
 	./store/audit/:FuzzCanonicalRecord:20000x \
 	./store/:FuzzValidateDocumentPath:20000x \
 	./store/:FuzzValidateBranch:20000x
