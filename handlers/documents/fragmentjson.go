@@ -1,6 +1,7 @@
 package documents
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/agent-gateway/agent-gateway/handlers/jsonwire"
@@ -15,6 +16,9 @@ import (
 // byte for byte; a member added to Fragment must be added here too, and
 // the differential test fails until it is.
 func (f Fragment) AppendJSON(dst []byte) []byte {
+	// Room for the text, its escapes and the other members up front (see
+	// toolset's writeOwned).
+	dst = slices.Grow(dst, len(f.Content)+len(f.Content)/8+512)
 	dst = append(dst, `{"content":`...)
 	dst = jsonwire.AppendStringKeepHTML(dst, f.Content)
 	dst = append(dst, `,"start_byte":`...)

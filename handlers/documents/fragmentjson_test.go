@@ -119,3 +119,14 @@ func BenchmarkFragmentJSON(b *testing.B) {
 		}
 	})
 }
+
+// TestFragmentJSONAllocatesOnce: a fragment of the demo's text is written
+// into one allocation, not a buffer grown step by step from nothing (the
+// result encoder's pool is empty after every collection).
+func TestFragmentJSONAllocatesOnce(t *testing.T) {
+	f := fullFragment()
+	f.Content = string(githubemu.MultiByteDocument(200 << 10)[:MaxFragmentBytes])
+	if n := testing.AllocsPerRun(20, func() { _ = f.AppendJSON(nil) }); n != 1 {
+		t.Fatalf("%v allocations, want 1", n)
+	}
+}
