@@ -52,6 +52,7 @@ FUZZ_TARGETS = \
 	./upstream/forgejo/:FuzzLinkHeader:30000x \
 	./upstream/github/:FuzzContentsJSON:40000x \
 	./upstream/github/:FuzzTokenAnswer:40000x \
+	./upstream/github/:FuzzStrictDecoders:30000x \
 	./upstream/strictjson/:FuzzCheckCollisions:30000x \
 	./handlers/forgejotools/:FuzzDecodeDiffCursor:40000x \
 	./handlers/forgejotools/:FuzzEscapedLen:30000x \
@@ -62,6 +63,8 @@ FUZZ_TARGETS = \
 	./middleware/:FuzzMCPPeek:30000x \
 	./handlers/toolset/:FuzzFrameReader:30000x \
 	./handlers/jsonwire/:FuzzAppendString:30000x \
+	./handlers/documents/:FuzzFragmentJSON:10000x \
+	./handlers/documents/:FuzzValidUTF8:30000x \
 	./store/audit/:FuzzCanonicalRecord:20000x \
 	./store/:FuzzValidateDocumentPath:20000x \
 	./store/:FuzzValidateBranch:20000x

@@ -15,7 +15,6 @@ package documents
 import (
 	"context"
 	"errors"
-	"unicode/utf8"
 
 	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 	"github.com/agent-gateway/agent-gateway/middleware"
@@ -194,7 +193,7 @@ func (o Options) get(ctx context.Context, in getArgs) (any, error) {
 		return nil, err
 	}
 	content := f.Content
-	if !utf8.Valid(content) {
+	if !validUTF8(content) {
 		return nil, toolerr.New(toolerr.NotUTF8, "the document is not valid UTF-8; only UTF-8 text files can be read")
 	}
 	size := int64(len(content))

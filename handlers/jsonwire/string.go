@@ -1,8 +1,9 @@
 // Package jsonwire writes JSON text exactly as encoding/json writes it,
-// for the two hot writers that do without reflection: the owned
-// tools/call answer (handlers/toolset) and the audit record's canonical
-// encoding (store/audit). Each is held to encoding/json by a differential
-// test; this package holds only what both share.
+// for the hot writers that do without reflection: the owned tools/call
+// answer (handlers/toolset), a document fragment's result
+// (handlers/documents) and the audit record's canonical encoding
+// (store/audit). Each is held to encoding/json by a differential test;
+// this package holds only what they share.
 package jsonwire
 
 import "unicode/utf8"
@@ -16,64 +17,136 @@ import "unicode/utf8"
 // json.Encoder escapes into a buffer of its own, copies it out and
 // allocates an encoder per call. TestAppendString and FuzzAppendString
 // hold it to encoding/json.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, &htmlSafe) }
+
+// AppendStringKeepHTML appends s as AppendString does but leaves '<', '>'
+// and '&' as they are: encoding/json's string with SetEscapeHTML(false),
+// how every tool result is encoded (toolset.EncodeJSON).
+func AppendStringKeepHTML(dst []byte, s string) []byte { return appendString(dst, s, &plainSafe) }
+
+// appendString writes s between quotes, the ASCII bytes safe marks as
+// they are. A multi-byte character is checked in line against the table
+// of well-formed UTF-8 (what utf8.DecodeRuneInString accepts) instead of
+// decoded: only its validity and whether it is U+2028 or U+2029 matter,
+// and a call per character was most of the cost of escaping text that is
+// not ASCII. The inner loop only finds the next byte to escape; what it
+// passes over is copied in one append.
+func appendString(dst []byte, s string, safe *[256]bool) []byte {
 	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if htmlSafe[b] {
+	start, i := 0, 0
+	for {
+		for i < len(s) {
+			b := s[i]
+			if safe[b] {
 				i++
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			if b < utf8.RuneSelf {
+				break
 			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			// wellFormed, in line: this is the loop's other hot path.
+			x := leads[b]
+			size := int(x & 7)
+			if size == 0 || len(s)-i < size {
+				break
+			}
+			r := secondRanges[x>>4]
+			if c := s[i+1]; c < r.lo || r.hi < c || size > 2 && s[i+2]&0xC0 != 0x80 || size > 3 && s[i+3]&0xC0 != 0x80 ||
+				b == 0xE2 && c == 0x80 && s[i+2]&^1 == 0xA8 { // U+2028, U+2029
+				break
+			}
 			i += size
-			start = i
-			continue
 		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
+		if i == len(s) {
+			break
 		}
-		i += size
+		dst = append(dst, s[start:i]...)
+		switch b := s[i]; b {
+		case '\\', '"':
+			dst = append(dst, '\\', b)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			switch {
+			case b < utf8.RuneSelf:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			case wellFormed(s, i) == 0:
+				dst = append(dst, `\ufffd`...)
+			default: // U+2028 or U+2029
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
+				i += 2
+			}
+		}
+		i++
+		start = i
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
 
+// wellFormed is the length of the well-formed UTF-8 sequence of two to
+// four bytes at s[i], or 0 when there is none there (the Unicode
+// Standard's table 3-7, as package utf8 reads it: no overlong form, no
+// surrogate, nothing past U+10FFFF).
+func wellFormed(s string, i int) int {
+	x := leads[s[i]]
+	size := int(x & 7)
+	if size == 0 || len(s)-i < size {
+		return 0
+	}
+	r := secondRanges[x>>4]
+	if c := s[i+1]; c < r.lo || r.hi < c {
+		return 0
+	}
+	if size > 2 && s[i+2]&0xC0 != 0x80 {
+		return 0
+	}
+	if size > 3 && s[i+3]&0xC0 != 0x80 {
+		return 0
+	}
+	return size
+}
+
+// leads holds, for each byte that starts a multi-byte sequence, its
+// length (low three bits) and the index in secondRanges of the range its
+// second byte must fall in; 0 for every other byte.
+var leads = func() (t [256]uint8) {
+	for b := 0xC2; b <= 0xDF; b++ {
+		t[b] = 2
+	}
+	for b := 0xE0; b <= 0xEF; b++ {
+		t[b] = 3
+	}
+	for b := 0xF0; b <= 0xF4; b++ {
+		t[b] = 4
+	}
+	t[0xE0] |= 1 << 4 // no overlong form: U+0800 and up
+	t[0xED] |= 2 << 4 // no surrogate: below U+D800
+	t[0xF0] |= 3 << 4 // no overlong form: U+10000 and up
+	t[0xF4] |= 4 << 4 // up to U+10FFFF
+	return t
+}()
+
+// secondRanges are the ranges a second byte may fall in.
+var secondRanges = [5]struct{ lo, hi byte }{{0x80, 0xBF}, {0xA0, 0xBF}, {0x80, 0x9F}, {0x90, 0xBF}, {0x80, 0x8F}}
+
 const hexDigits = "0123456789abcdef"
 
-// htmlSafe marks the ASCII bytes encoding/json writes as they are when it
-// escapes HTML.
-var htmlSafe = func() (t [utf8.RuneSelf]bool) {
+// htmlSafe and plainSafe mark the bytes encoding/json writes as they are,
+// with HTML escaping and without: ASCII from the space up but the quote
+// and the backslash (and '<', '>', '&' with HTML escaping).
+var htmlSafe, plainSafe = func() (html, plain [256]bool) {
 	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+		plain[b] = b != '"' && b != '\\'
+		html[b] = plain[b] && b != '<' && b != '>' && b != '&'
 	}
-	return t
+	return html, plain
 }()

@@ -5,12 +5,25 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 )
+
+// JSONAppender is a result that writes its own encoding: exactly the bytes
+// EncodeJSON's encoding/json would write for it, without reflection.
+// A result whose text is large and mostly escaping (a document fragment)
+// offers it; the type's own differential test and fuzz target hold it to
+// encoding/json, since nothing here can.
+type JSONAppender interface {
+	AppendJSON(dst []byte) []byte
+}
 
 // EncodeJSON serialises a tool result compactly and without HTML escaping
 // ("<" stays "<"), the one encoding every result uses; page fitting measures
 // results with it.
 func EncodeJSON(v any) ([]byte, error) {
+	if a, ok := v.(JSONAppender); ok {
+		return a.AppendJSON(nil), nil
+	}
 	var b bytes.Buffer
 	if err := encodeTo(&b, v); err != nil {
 		return nil, err
@@ -22,11 +35,22 @@ func EncodeJSON(v any) ([]byte, error) {
 // json.RawMessage result was encoded by the tool itself with EncodeJSON
 // (a diff page, whose fitter measured exactly those bytes) and is taken as
 // it is: encoding it again would only run encoding/json's compaction over
-// up to a page of text. Anything else is encoded into the string directly,
-// saving the copy from bytes to string.
+// up to a page of text. A JSONAppender writes itself into a pooled buffer,
+// copied once into the string. Anything else is encoded into the string
+// directly, saving the copy from bytes to string.
 func resultText(v any) (string, error) {
 	if raw, ok := v.(json.RawMessage); ok && len(raw) > 0 {
 		return string(raw), nil
+	}
+	if a, ok := v.(JSONAppender); ok {
+		p := textBuf.Get().(*[]byte)
+		b := a.AppendJSON((*p)[:0])
+		text := string(b)
+		if cap(b) <= maxPooledAnswer {
+			*p = b
+			textBuf.Put(p)
+		}
+		return text, nil
 	}
 	var b strings.Builder
 	if err := encodeTo(&b, v); err != nil {
@@ -34,6 +58,10 @@ func resultText(v any) (string, error) {
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
+
+// textBuf holds results being encoded by their JSONAppender, as outBuf
+// holds answers.
+var textBuf = sync.Pool{New: func() any { return new([]byte) }}
 
 func encodeTo(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -75,6 +76,10 @@ func writeOwned(w http.ResponseWriter, id []byte, res *mcp.CallToolResult, err e
 		b = appendJSON(b, wireError(err))
 	case one:
 		b = append(b, `,"result":{"content":[{"type":"text","text":`...)
+		// Room for the text and its escapes up front: the pool is emptied
+		// at every collection, and a buffer grown by append from nothing
+		// allocates its size about twice over on the way.
+		b = slices.Grow(b, len(text)+len(text)/8+64)
 		b = jsonwire.AppendString(b, text)
 		b = append(b, `}]`...)
 		if isError {

@@ -164,6 +164,30 @@ func TestEncodeJSON(t *testing.T) {
 	}
 }
 
+// selfEncoded is a result with its own encoding, which differs from
+// encoding/json's so that a test can tell which one was used.
+type selfEncoded struct {
+	V string `json:"v"`
+}
+
+func (r selfEncoded) AppendJSON(dst []byte) []byte { return append(dst, `{"self":"`+r.V+`"}`...) }
+
+// TestJSONAppenderUsed: a result that offers JSONAppender is written by
+// it, as the result's text and by EncodeJSON, into a buffer that may hold
+// a previous result (the pool's).
+func TestJSONAppenderUsed(t *testing.T) {
+	for _, v := range []string{"first", "second, shorter", "x"} {
+		text, err := resultText(selfEncoded{V: v})
+		if err != nil || text != `{"self":"`+v+`"}` {
+			t.Fatalf("resultText = %q, %v", text, err)
+		}
+		b, err := EncodeJSON(selfEncoded{V: v})
+		if err != nil || string(b) != text {
+			t.Fatalf("EncodeJSON = %q, %v", b, err)
+		}
+	}
+}
+
 func TestToolset(t *testing.T) {
 	c := New("test", "v0", "", testTools(map[string]int{})...)
 	if p, ok := c.ToolPolicy("doc_secret"); !ok || p.Scopes[0].Name != "documents:read" {

@@ -9,6 +9,8 @@ import (
 	"hash"
 	"slices"
 	"strconv"
+
+	asmbase64 "github.com/segmentio/asm/base64"
 )
 
 // A Contents answer is a ~1 KB object around one large string: the file in
@@ -17,8 +19,9 @@ import (
 // member check cost several milliseconds for a 200 KB document, on every
 // fragment (docs/performance.md, "Document fragments"). splitContent lifts
 // the string out so the checks read only the small rest, and reads the
-// string itself in one pass: each line is found, checked to hold nothing
-// but base64, decoded and hashed while it is in cache, instead of a scan
+// string itself in one pass: each line is found and gathered with the next
+// ones into a 4 KiB stage, which is checked to hold nothing but base64,
+// decoded and hashed while it is in cache, instead of a scan
 // for the string's end, a check of its characters, a decoding and a hash
 // of the decoded file one after the other.
 
@@ -155,30 +158,31 @@ func readContent(doc []byte, i int, size int64) (f splitFile, ok bool) {
 		size = sizeAfter(doc, j)
 	}
 	r := newBlobReader(size, len(doc))
+	// The string ends at its first quote: base64 holds none, and an
+	// escaped one is an escape other than "\n", refused either way. Found
+	// once, it leaves one search per line, for the line break.
 	rem := doc[j+1:]
-	for {
-		line, last := rem, false
-		k := bytes.IndexByte(rem, '\\')
-		if k >= 0 {
-			line = rem[:k]
-		}
-		if q := bytes.IndexByte(line, '"'); q >= 0 {
-			line, last = line[:q], true
-		} else if k < 0 {
-			return f, false // unterminated
-		}
-		if !r.line(line) {
-			return f, false
-		}
-		if last {
-			rem = rem[len(line):]
+	q := bytes.IndexByte(rem, '"')
+	if q < 0 {
+		return f, false // unterminated
+	}
+	for body := rem[:q]; ; {
+		k := bytes.IndexByte(body, '\\')
+		if k < 0 {
+			if !r.line(body) {
+				return f, false
+			}
 			break
 		}
-		if k+1 >= len(rem) || rem[k+1] != 'n' {
+		if !r.line(body[:k]) {
+			return f, false
+		}
+		if k+1 >= len(body) || body[k+1] != 'n' {
 			return f, false // an escape other than "\n"
 		}
-		rem = rem[k+2:]
+		body = body[k+2:]
 	}
+	rem = rem[q:]
 	if !r.finish() {
 		return f, false
 	}
@@ -194,28 +198,33 @@ func readContent(doc []byte, i int, size int64) (f splitFile, ok bool) {
 }
 
 // blobReader decodes base64 lines exactly as the strict decoder decodes
-// the unescaped string, hashing the file as it goes: each line's whole
-// 4-character groups are decoded in place, a group broken across a line
-// break is joined in a small carry, and padding ends the data as it does
-// in one string (anything after a group ending in "=" is refused). An
-// unfinished group at the end is refused, as the padded alphabet refuses
-// it. FuzzContentsJSON holds this to the one-string reading.
+// the unescaped string, hashing the file as it goes: lines are gathered
+// into a stage of stageBytes, whose whole 4-character groups are decoded
+// at once (a group broken across a line break is joined there), and
+// padding ends the data as it does in one string (anything after a group
+// ending in "=" is refused). An unfinished group at the end is refused,
+// as the padded alphabet refuses it. FuzzContentsJSON holds this to the
+// one-string reading.
 type blobReader struct {
 	out    []byte
 	h      hash.Hash // nil when the size is not known in advance
 	hashed int       // out[:hashed] is in h
-	carry  [4]byte
-	held   int
+	stage  []byte    // base64 read and not yet decoded
 	padded bool
 	err    error // the first base64 refusal; the rest is then only checked
 }
+
+// stageBytes is how much base64 is gathered before it is decoded, a
+// multiple of 4: the decoder is fastest on long runs, and GitHub's lines
+// are 60 characters.
+const stageBytes = 4096
 
 // hashChunk is how much decoded data is hashed at once: small enough to
 // still be in cache, large enough that the hash's per-call cost vanishes.
 const hashChunk = 8 << 10
 
 func newBlobReader(size int64, docLen int) *blobReader {
-	r := &blobReader{}
+	r := &blobReader{stage: make([]byte, 0, stageBytes)}
 	if size < 0 {
 		r.out = make([]byte, 0, base64.StdEncoding.DecodedLen(docLen))
 		return r
@@ -231,22 +240,16 @@ func newBlobReader(size int64, docLen int) *blobReader {
 // line reads one line (no quote, no backslash); false when it holds a byte
 // outside the base64 alphabet.
 func (r *blobReader) line(line []byte) bool {
-	if r.held > 0 {
-		k := copy(r.carry[r.held:], line)
-		r.held, line = r.held+k, line[k:]
-		if r.held < len(r.carry) {
-			return true
-		}
-		r.held = 0
-		if !r.groups(r.carry[:]) {
-			return false
+	for len(line) > 0 {
+		k := copy(r.stage[len(r.stage):cap(r.stage)], line)
+		r.stage, line = r.stage[:len(r.stage)+k], line[k:]
+		if len(r.stage) == cap(r.stage) {
+			if !r.groups(r.stage) {
+				return false
+			}
+			r.stage = r.stage[:0]
 		}
 	}
-	whole := len(line) &^ 3
-	if !r.groups(line[:whole]) {
-		return false
-	}
-	r.held = copy(r.carry[:], line[whole:])
 	return true
 }
 
@@ -282,13 +285,19 @@ func (r *blobReader) groups(g []byte) bool {
 	return true
 }
 
-// finish checks what is left in the carry; false when it holds a byte
-// outside the base64 alphabet.
+// finish decodes what is left in the stage and checks what is left of
+// it, an unfinished group; false when it holds a byte outside the base64
+// alphabet.
 func (r *blobReader) finish() bool {
-	if r.held == 0 {
+	whole := len(r.stage) &^ 3
+	if !r.groups(r.stage[:whole]) {
+		return false
+	}
+	rest := r.stage[whole:]
+	if len(rest) == 0 {
 		return true
 	}
-	if !base64Only(r.carry[:r.held]) {
+	if !base64Only(rest) {
 		return false
 	}
 	if r.err == nil {
@@ -352,7 +361,15 @@ func base64Only(b []byte) bool {
 }
 
 var (
-	strictBase64       = base64.StdEncoding.Strict()
+	// strictBase64 is encoding/base64's strict standard decoder with an
+	// AVX2 loop in front (segmentio/asm, which the MCP SDK's JSON package
+	// already links): the loop decodes 32-character blocks of alphabet
+	// characters and stops at anything else, which it leaves, and the
+	// padding and every refusal, to encoding/base64. On the stage's runs
+	// it decodes several times faster. TestStrictDecodersAgree and
+	// FuzzStrictDecoders hold it to encoding/base64's strict decoder on
+	// runs of whole groups, the only input it is given.
+	strictBase64       = asmbase64.StdEncoding.Strict()
 	errAfterPadding    = errors.New("base64 data after the padding")
 	errUnfinishedGroup = errors.New("base64 data ends inside a 4-character group")
 )

@@ -1,0 +1,132 @@
+package documents
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agent-gateway/agent-gateway/test/githubemu"
+)
+
+// referenceJSON is the encoding AppendJSON must write: encoding/json's,
+// without HTML escaping, as toolset.EncodeJSON writes a result.
+func referenceJSON(t testing.TB, f Fragment) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func checkFragmentJSON(t *testing.T, name string, f Fragment) {
+	t.Helper()
+	if got, want := f.AppendJSON([]byte("prefix")), append([]byte("prefix"), referenceJSON(t, f)...); !bytes.Equal(got, want) {
+		t.Errorf("%s:\n got %.300q\nwant %.300q", name, got, want)
+	}
+}
+
+// fullFragment is a fragment with every member set.
+func fullFragment() Fragment {
+	return Fragment{
+		Content: "# Handbook\n\nZeile äöü — 日本語 😀\n", StartByte: 65536, EndByte: 131072, FileBytes: 204800,
+		FileSHA256: strings.Repeat("a", 64), FragmentSHA256: strings.Repeat("b", 64), CommitSHA: strings.Repeat("c0", 20),
+		Path: "docs/handbook.md", NextCursor: "v1.eyJwIjoicHJqXzEifQ.c2ln",
+	}
+}
+
+// TestFragmentJSONMatchesEncodingJSON holds the hand encoder to
+// encoding/json on the zero fragment, a full one, the last fragment (no
+// cursor), every escape a string member can need, and fragments of the
+// demo's document at many offsets; and checks that every member of
+// Fragment is one the full fragment sets, so a member added to Fragment
+// and not to AppendJSON fails here.
+func TestFragmentJSONMatchesEncodingJSON(t *testing.T) {
+	full := fullFragment()
+	v := reflect.ValueOf(full)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("fullFragment leaves %s empty", v.Type().Field(i).Name)
+		}
+	}
+	escapes := "\"\\<>&\x00\b\f\n\r\t\x1f\x7f \xff\xfe é \u2028\u2029 😀 \xe2\x80 \ufffd"
+	cases := map[string]Fragment{"zero": {}, "full": full}
+	for name, change := range map[string]func(*Fragment){
+		"last fragment":   func(f *Fragment) { f.NextCursor = "" },
+		"escaped content": func(f *Fragment) { f.Content = escapes },
+		"escaped members": func(f *Fragment) {
+			f.FileSHA256, f.FragmentSHA256, f.CommitSHA, f.Path, f.NextCursor = escapes, "<", ">", "&", "\u2028"
+		},
+		"negatives":        func(f *Fragment) { f.StartByte, f.EndByte, f.FileBytes = -1, -1<<63, 1<<63-1 },
+		"empty content":    func(f *Fragment) { f.Content, f.StartByte, f.EndByte = "", 7, 7 },
+		"HTML in the text": func(f *Fragment) { f.Content = "<script>alert('&amp;')</script> a < b > c && d" },
+	} {
+		f := full
+		change(&f)
+		cases[name] = f
+	}
+	doc := string(githubemu.MultiByteDocument(200 << 10))
+	for start := 0; start < len(doc); start += 4093 {
+		f := full
+		f.Content = doc[start:min(start+MaxFragmentBytes, len(doc))]
+		cases["demo document from "+strconv.Itoa(start)] = f
+	}
+	for name, f := range cases {
+		checkFragmentJSON(t, name, f)
+	}
+}
+
+// FuzzFragmentJSON: for any strings and numbers, AppendJSON writes
+// encoding/json's bytes.
+func FuzzFragmentJSON(f *testing.F) {
+	full := fullFragment()
+	f.Add(full.Content, full.Path, full.NextCursor, full.StartByte, full.EndByte)
+	f.Add("", "", "", int64(0), int64(0))
+	f.Add("\"\\<>&\x00\u2028\u2029\xff", "a<b>&c", "\xe2\x80", int64(-1), int64(1<<62))
+	f.Fuzz(func(t *testing.T, content, path, cursor string, start, end int64) {
+		checkFragmentJSON(t, "fuzzed", Fragment{Content: content, StartByte: start, EndByte: end, FileBytes: end - start,
+			FileSHA256: cursor, FragmentSHA256: path, CommitSHA: content, Path: path, NextCursor: cursor})
+	})
+}
+
+// BenchmarkFragmentJSON is the encoding of a 64 KiB fragment of the demo's
+// document as a tool result: AppendJSON against encoding/json.
+func BenchmarkFragmentJSON(b *testing.B) {
+	f := fullFragment()
+	f.Content = string(githubemu.MultiByteDocument(200 << 10)[:MaxFragmentBytes])
+	b.Run("AppendJSON", func(b *testing.B) {
+		b.SetBytes(int64(len(f.Content)))
+		b.ReportAllocs()
+		buf := make([]byte, 0, 2*len(f.Content))
+		for b.Loop() {
+			buf = f.AppendJSON(buf[:0])
+		}
+	})
+	b.Run("json.Encoder", func(b *testing.B) {
+		b.SetBytes(int64(len(f.Content)))
+		b.ReportAllocs()
+		var buf strings.Builder
+		for b.Loop() {
+			buf.Reset()
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(f)
+		}
+	})
+}
+
+// TestFragmentJSONAllocatesOnce: a fragment of the demo's text is written
+// into one allocation, not a buffer grown step by step from nothing (the
+// result encoder's pool is empty after every collection).
+func TestFragmentJSONAllocatesOnce(t *testing.T) {
+	f := fullFragment()
+	f.Content = string(githubemu.MultiByteDocument(200 << 10)[:MaxFragmentBytes])
+	if n := testing.AllocsPerRun(20, func() { _ = f.AppendJSON(nil) }); n != 1 {
+		t.Fatalf("%v allocations, want 1", n)
+	}
+}
