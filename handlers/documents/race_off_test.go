@@ -1,0 +1,5 @@
+//go:build !race
+
+package documents
+
+const raceEnabled = false
