@@ -96,15 +96,22 @@ type frame struct {
 
 var checkers = sync.Pool{New: func() any { return &checker{hash: nameHash} }}
 
-// maxPooledNames bounds the name set a pooled checker keeps: one huge
-// object must not pin its set's memory for every later check.
-const maxPooledNames = 1024
+// maxPooledNames and maxPooledName bound what a pooled checker keeps: one
+// huge object, or one huge member name, must not pin its memory for every
+// later check.
+const (
+	maxPooledNames = 1024
+	maxPooledName  = 4 << 10
+)
 
 func (c *checker) release() {
 	for d, set := range c.sets {
 		if len(set) > maxPooledNames {
 			c.sets[d] = nil
 		}
+	}
+	if cap(c.fold) > maxPooledName || cap(c.other) > maxPooledName {
+		c.fold, c.other = nil, nil
 	}
 	c.stack = c.stack[:0]
 	checkers.Put(c)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -179,4 +180,40 @@ func TestMembers(t *testing.T) {
 		t.Errorf("Members went on after false: %d calls", n)
 	}
 	Members([]byte(`{}`), func(name string, _ json.RawMessage) bool { t.Errorf("member %q in {}", name); return true })
+}
+
+// A checker goes back to the pool without the buffers of a huge name or
+// the set of a huge object, and with those of ordinary ones.
+func TestCheckerReleaseBounds(t *testing.T) {
+	huge := `{"` + strings.Repeat("n", maxPooledName+1) + `":1,"a":{"b":2}}`
+	var many strings.Builder
+	many.WriteString(`{`)
+	for i := range maxPooledNames + 1 {
+		if i > 0 {
+			many.WriteString(",")
+		}
+		many.WriteString(`"m` + strconv.Itoa(i) + `":1`)
+	}
+	many.WriteString(`}`)
+	for _, tc := range []struct {
+		doc        string
+		keepsNames bool
+		keepsSet   bool
+	}{
+		{repositoryAnswer, true, true},
+		{huge, false, true},
+		{many.String(), true, false},
+	} {
+		c := &checker{hash: nameHash}
+		if p, _ := c.check([]byte(tc.doc), &lower32); p != OK {
+			t.Fatal(p)
+		}
+		c.release()
+		if kept := c.fold != nil; kept != tc.keepsNames {
+			t.Errorf("%.40s: name buffers kept %v, want %v", tc.doc, kept, tc.keepsNames)
+		}
+		if kept := c.sets[0] != nil; kept != tc.keepsSet {
+			t.Errorf("%.40s: top-level name set kept %v, want %v", tc.doc, kept, tc.keepsSet)
+		}
+	}
 }
