@@ -11,6 +11,8 @@ import (
 	"strconv"
 
 	asmbase64 "github.com/segmentio/asm/base64"
+
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
 )
 
 // A Contents answer is a ~1 KB object around one large string: the file in
@@ -79,7 +81,7 @@ func scanMembers(doc []byte, i, depth int, visit func(name []byte, end int) bool
 	for ; i < len(doc); i++ {
 		switch doc[i] {
 		case '"':
-			end := stringEnd(doc, i)
+			end := strictjson.StringEnd(doc, i)
 			if end < 0 {
 				return
 			}
@@ -313,26 +315,6 @@ func padding(g []byte) int {
 		n++
 	}
 	return n
-}
-
-// stringEnd returns the index of the quote closing the JSON string opened
-// at doc[open], or -1.
-func stringEnd(doc []byte, open int) int {
-	for from := open + 1; ; {
-		k := bytes.IndexByte(doc[from:], '"')
-		if k < 0 {
-			return -1
-		}
-		q := from + k
-		backslashes := 0
-		for p := q - 1; p > open && doc[p] == '\\'; p-- {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
-			return q
-		}
-		from = q + 1
-	}
 }
 
 func skipSpace(doc []byte, i int) int {

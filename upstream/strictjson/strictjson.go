@@ -248,13 +248,18 @@ func ASCIITable(fold func(b byte) byte) *[128]byte {
 }
 
 // StringEnd returns the index of the quote closing the JSON string that
-// opens at doc[open]; the text is valid JSON, so there is one. A quote
-// closes the string unless an odd run of backslashes stands before it;
-// the quotes are found with bytes.IndexByte, which is much faster than
-// a byte-by-byte look for either a quote or a backslash.
+// opens at doc[open], or -1 when no quote closes it (never in valid JSON;
+// the GitHub client's scan of unchecked text relies on it). A quote closes
+// the string unless an odd run of backslashes stands before it; the quotes
+// are found with bytes.IndexByte, which is much faster than a
+// byte-by-byte look for either a quote or a backslash.
 func StringEnd(doc []byte, open int) int {
 	for j := open + 1; ; {
-		k := j + bytes.IndexByte(doc[j:], '"')
+		k := bytes.IndexByte(doc[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		k += j
 		run := 0
 		for doc[k-1-run] == '\\' { // stops at the opening quote at the latest
 			run++

@@ -75,6 +75,12 @@ func TestStringEnd(t *testing.T) {
 			t.Errorf("StringEnd(%s) = %d, want %d", doc, end, len(lit)-1)
 		}
 	}
+	// Unchecked text (the GitHub client's scan): no closing quote is -1.
+	for _, doc := range []string{`"`, `"abc`, `"abc\"`, `"\\\"`} {
+		if end := StringEnd([]byte(doc), 0); end != -1 {
+			t.Errorf("StringEnd(%s) = %d, want -1", doc, end)
+		}
+	}
 }
 
 // colliding is a checker whose names all hash alike, so that every name
