@@ -126,11 +126,11 @@ func sizeAfter(doc []byte, open int) int64 {
 // it is a plain decimal integer up to MaxFileBytes followed by the end of
 // the member; -1 otherwise (the checks of the rest then read it).
 func plainSize(doc []byte, i int) int64 {
-	i = skipSpace(doc, i)
+	i = strictjson.SkipSpace(doc, i)
 	if i >= len(doc) || doc[i] != ':' {
 		return -1
 	}
-	i = skipSpace(doc, i+1)
+	i = strictjson.SkipSpace(doc, i+1)
 	j := i
 	for j < len(doc) && j-i <= 8 && doc[j] >= '0' && doc[j] <= '9' {
 		j++
@@ -139,7 +139,7 @@ func plainSize(doc []byte, i int) int64 {
 	if err != nil || n > MaxFileBytes || (j-i > 1 && doc[i] == '0') {
 		return -1
 	}
-	if k := skipSpace(doc, j); k >= len(doc) || (doc[k] != ',' && doc[k] != '}') {
+	if k := strictjson.SkipSpace(doc, j); k >= len(doc) || (doc[k] != ',' && doc[k] != '}') {
 		return -1
 	}
 	return n
@@ -148,11 +148,11 @@ func plainSize(doc []byte, i int) int64 {
 // readContent reads the content member's value, whose name ends before
 // doc[i], as splitContent describes; size is the reported size or -1.
 func readContent(doc []byte, i int, size int64) (f splitFile, ok bool) {
-	j := skipSpace(doc, i)
+	j := strictjson.SkipSpace(doc, i)
 	if j >= len(doc) || doc[j] != ':' {
 		return f, false
 	}
-	j = skipSpace(doc, j+1)
+	j = strictjson.SkipSpace(doc, j+1)
 	if j >= len(doc) || doc[j] != '"' {
 		return f, false
 	}
@@ -315,13 +315,6 @@ func padding(g []byte) int {
 		n++
 	}
 	return n
-}
-
-func skipSpace(doc []byte, i int) int {
-	for i < len(doc) && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\n' || doc[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // base64Chars marks the bytes of the standard base64 alphabet and '='.

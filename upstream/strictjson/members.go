@@ -12,21 +12,21 @@ import (
 // the request envelope, the tool call's params and its arguments are all
 // split with it.
 func Members(obj []byte, fn func(name string, value json.RawMessage) bool) {
-	i := skipSpace(obj, 1)
+	i := SkipSpace(obj, 1)
 	for i < len(obj) && obj[i] == '"' {
 		end := StringEnd(obj, i)
 		name := string(obj[i+1 : end])
 		if bytes.IndexByte(obj[i:end], '\\') >= 0 {
 			_ = json.Unmarshal(obj[i:end+1], &name) // valid: json.Valid passed
 		}
-		i = skipSpace(obj, skipSpace(obj, end+1)+1) // past ':'
+		i = SkipSpace(obj, SkipSpace(obj, end+1)+1) // past ':'
 		vend := valueEnd(obj, i)
 		if !fn(name, obj[i:vend]) {
 			return
 		}
-		i = skipSpace(obj, vend)
+		i = SkipSpace(obj, vend)
 		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
+			i = SkipSpace(obj, i+1)
 		}
 	}
 }
@@ -59,7 +59,9 @@ func valueEnd(obj []byte, i int) int {
 	return len(obj)
 }
 
-func skipSpace(b []byte, i int) int {
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace (space, tab, line feed, carriage return), or len(b).
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
