@@ -223,11 +223,23 @@ func badLengthFraming(err error) bool {
 // and stalls held before (io.ReadAll's doubling could hold up to twice
 // that).
 func ReadBounded(r io.Reader, max, declared int64) ([]byte, error) {
+	return ReadBoundedInto(nil, r, max, declared)
+}
+
+// ReadBoundedInto is ReadBounded reading into buf's storage when its
+// capacity holds the declared length (or, with none declared, from its
+// start, growing as ReadBounded grows): a caller that reads answers of
+// similar size one after another reuses one buffer instead of leaving
+// each answer to the collector. The result aliases buf when it fitted.
+func ReadBoundedInto(buf []byte, r io.Reader, max, declared int64) ([]byte, error) {
 	size := int64(512)
 	if declared >= 0 && declared <= max {
 		size = declared + 1 // room for the read that sees EOF
 	}
-	b := make([]byte, 0, size)
+	b := buf[:0]
+	if int64(cap(b)) < size {
+		b = make([]byte, 0, size)
+	}
 	lr := io.LimitReader(r, max+1)
 	for {
 		n, err := lr.Read(b[len(b):cap(b)])

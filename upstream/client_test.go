@@ -416,6 +416,41 @@ func TestDoCallerContext(t *testing.T) {
 	wantKind(t, err, KindTimeout)
 }
 
+// TestReadBoundedInto: a buffer that holds the declared length is read
+// into, and handed back as what was read; one too small is left alone
+// for a new one; an unknown length starts in the buffer and grows out of
+// it. The bytes are the answer's in every case, whatever the buffer held.
+func TestReadBoundedInto(t *testing.T) {
+	want := bytes.Repeat([]byte("0123456789"), 70)
+	for _, tc := range []struct {
+		name     string
+		capacity int
+		declared int64
+		reused   bool
+	}{
+		{"fits", 1024, 700, true},
+		{"just fits", 701, 700, true},
+		{"one short", 700, 700, false},
+		{"undeclared, fits", 1024, -1, true},
+		{"undeclared, too small", 100, -1, false},
+		{"no buffer", 0, 700, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			buf := bytes.Repeat([]byte{'X'}, tc.capacity)[:0]
+			b, err := ReadBoundedInto(buf, iotest.HalfReader(bytes.NewReader(want)), 1000, tc.declared)
+			if err != nil || !bytes.Equal(b, want) {
+				t.Fatalf("read %q, %v", b, err)
+			}
+			if reused := cap(buf) > 0 && &b[:1][0] == &buf[:1][0]; reused != tc.reused {
+				t.Fatalf("buffer reused: %v, want %v", reused, tc.reused)
+			}
+		})
+	}
+	if _, err := ReadBoundedInto(make([]byte, 0, 4096), bytes.NewReader(make([]byte, 1001)), 1000, -1); err == nil {
+		t.Fatal("a body over the bound was read into a buffer that holds it")
+	}
+}
+
 func TestReadBounded(t *testing.T) {
 	const bound = 1000
 	cases := []struct {

@@ -52,6 +52,13 @@ type Exchange struct {
 	IsJSON func(contentType string) bool
 	// Check, if set, refuses a body that two readers could read differently.
 	Check func(body []byte) error
+	// Buffer, when not nil, is called once a success's head is accepted,
+	// just before its body is read, for a buffer to read it into
+	// (ReadBoundedInto): its storage when large enough; the buffer is then
+	// set to the storage read into. Answer.Body aliases it, so the caller,
+	// which owns it, reuses it only when done with the answer. Taken no
+	// earlier, a buffer is not held through the wait for the answer.
+	Buffer func() *[]byte
 	// Close sends the exchange on a connection of its own that is closed
 	// after it (Connection: close), for rare exchanges followed at once by
 	// another: bytes a misbehaving upstream sends past Content-Length can
@@ -176,7 +183,16 @@ func (c *Client) Exchange(ctx context.Context, x Exchange) (*Answer, error) {
 	if x.IsJSON == nil || !x.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil, &AnswerError{Stage: StageMediaType, Status: resp.StatusCode}
 	}
-	b, err := ReadBounded(resp.Body, x.MaxBody, resp.ContentLength)
+	var buf *[]byte
+	var into []byte
+	if x.Buffer != nil {
+		buf = x.Buffer()
+		into = *buf
+	}
+	b, err := ReadBoundedInto(into, resp.Body, x.MaxBody, resp.ContentLength)
+	if buf != nil && b != nil {
+		*buf = b[:0]
+	}
 	if err != nil {
 		var ue *Error
 		if !errors.As(err, &ue) {
