@@ -51,3 +51,20 @@ func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// fileAndFragmentSHA256 are the hex SHA-256 of content and of
+// content[start:end]. A fragment from the start of the file, the first
+// read of every document, is a prefix of it: its hash is the file's hash
+// state at the fragment's end, so the fragment's bytes are hashed once,
+// not twice.
+func fileAndFragmentSHA256(content []byte, start, end int64) (file, fragment string) {
+	if start != 0 {
+		return sha256Hex(content), sha256Hex(content[start:end])
+	}
+	h := sha256.New()
+	h.Write(content[:end])
+	var sum [sha256.Size]byte
+	fragment = hex.EncodeToString(h.Sum(sum[:0]))
+	h.Write(content[end:])
+	return hex.EncodeToString(h.Sum(sum[:0])), fragment
+}

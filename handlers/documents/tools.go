@@ -192,6 +192,10 @@ func (o Options) get(ctx context.Context, in getArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Everything answered below is copied out of the content (the
+	// fragment's text, the hashes), so its buffer goes back for reuse
+	// when the call returns.
+	defer f.Release()
 	content := f.Content
 	if !validUTF8(content) {
 		return nil, toolerr.New(toolerr.NotUTF8, "the document is not valid UTF-8; only UTF-8 text files can be read")
@@ -213,9 +217,10 @@ func (o Options) get(ctx context.Context, in getArgs) (any, error) {
 	}
 	frag := content[start:end]
 	middleware.RecordFromContext(ctx).SetPage(len(frag))
+	fileSum, fragSum := fileAndFragmentSHA256(content, start, end)
 	out := Fragment{
 		Content: string(frag), StartByte: start, EndByte: end, FileBytes: size,
-		FileSHA256: sha256Hex(content), FragmentSHA256: sha256Hex(frag),
+		FileSHA256: fileSum, FragmentSHA256: fragSum,
 		CommitSHA: src.CommitSHA, Path: src.Path,
 	}
 	audit.SetDocument(ctx, audit.DocumentEvidence{

@@ -50,6 +50,10 @@ func (f *fakeSources) ListDocumentSources(_ context.Context, projectID string, _
 type fakeFiles struct {
 	files map[string][]byte
 	calls int
+	// handed, when not nil, gets each File served, its content a copy of
+	// its own.
+	handed *[]*github.File
+	served [][]byte // the content of each File handed
 }
 
 func (f *fakeFiles) GetFile(_ context.Context, r github.FileRequest) (*github.File, error) {
@@ -57,6 +61,12 @@ func (f *fakeFiles) GetFile(_ context.Context, r github.FileRequest) (*github.Fi
 	c, ok := f.files[r.Path]
 	if !ok || r.Commit != commit {
 		return nil, toolerr.New(toolerr.ProviderNotFound, "no such file")
+	}
+	if f.handed != nil {
+		file := &github.File{Path: r.Path, Content: bytes.Clone(c)}
+		*f.handed = append(*f.handed, file)
+		f.served = append(f.served, file.Content)
+		return file, nil
 	}
 	return &github.File{Path: r.Path, Content: c}, nil
 }
@@ -303,6 +313,42 @@ func TestFragmentEnd(t *testing.T) {
 		end, err := fragmentEnd(doc, c.start, c.limit)
 		if (err != nil) != c.err || (!c.err && end != c.end) {
 			t.Errorf("fragmentEnd(%d, %d) = %d, %v; want %d, err %v", c.start, c.limit, end, err, c.end, c.err)
+		}
+	}
+}
+
+// TestFragmentKeepsNoContent: a fragment's answer holds copies only, so
+// the file's buffer can go back for reuse when the call returns
+// (github.File.Release, which get calls): overwriting every byte the
+// reader was handed, as a later read reusing the buffer would, changes
+// nothing of the answer.
+func TestFragmentKeepsNoContent(t *testing.T) {
+	f := newFixture(t)
+	var handed []*github.File
+	f.files.handed = &handed
+	for _, start := range []int64{0, 1000} {
+		raw, _ := json.Marshal(map[string]any{"source_id": "src_doc", "start_byte": start})
+		out, err := f.tools["git_document_get"].Handle(consentCtx("prj_a", "grt_1"), raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := handed[len(handed)-1]
+		if file.Content != nil {
+			t.Fatal("the file was not released when the call returned")
+		}
+		before, _ := json.Marshal(out)
+		buf := f.files.served[len(f.files.served)-1]
+		for i := range buf {
+			buf[i] = 'X'
+		}
+		after, _ := json.Marshal(out)
+		if !bytes.Equal(before, after) {
+			t.Fatal("the answer changed with the file's buffer")
+		}
+		var m map[string]any
+		_ = json.Unmarshal(after, &m)
+		if m["content"] != string(f.doc[start:int64(m["end_byte"].(float64))]) {
+			t.Fatal("the answer is not the file's bytes")
 		}
 	}
 }

@@ -43,6 +43,9 @@ type splitFile struct {
 	blobSHA string
 	// size is the size the blob ID's header was written with.
 	size int64
+	// buf is content's storage, from the pool (buffers.go); nil when
+	// nothing was decoded.
+	buf *[]byte
 }
 
 // splitContent finds the value of the top-level member spelt exactly
@@ -192,6 +195,8 @@ func readContent(doc []byte, i int, size int64) (f splitFile, ok bool) {
 	f.rest = make([]byte, 0, j+1+len(rem))
 	f.rest = append(append(f.rest, doc[:j+1]...), rem...)
 	f.content, f.err, f.size = r.out, r.err, size
+	f.buf = r.buf
+	*f.buf = r.out
 	if r.h != nil && r.err == nil && int64(len(r.out)) == size {
 		r.h.Write(r.out[r.hashed:])
 		f.blobSHA = hex.EncodeToString(r.h.Sum(nil))
@@ -209,6 +214,7 @@ func readContent(doc []byte, i int, size int64) (f splitFile, ok bool) {
 // one-string reading.
 type blobReader struct {
 	out    []byte
+	buf    *[]byte   // out's storage comes from and goes back to the pool
 	h      hash.Hash // nil when the size is not known in advance
 	hashed int       // out[:hashed] is in h
 	stage  []byte    // base64 read and not yet decoded
@@ -226,17 +232,25 @@ const stageBytes = 4096
 const hashChunk = 8 << 10
 
 func newBlobReader(size int64, docLen int) *blobReader {
-	r := &blobReader{stage: make([]byte, 0, stageBytes)}
+	r := &blobReader{stage: make([]byte, 0, stageBytes), buf: getBuffer()}
 	if size < 0 {
-		r.out = make([]byte, 0, base64.StdEncoding.DecodedLen(docLen))
+		r.out = room(*r.buf, base64.StdEncoding.DecodedLen(docLen))
 		return r
 	}
 	// Two bytes over: the strict decoder wants room for three bytes from
 	// the last group even when its padding makes it one or two.
-	r.out = make([]byte, 0, size+2)
+	r.out = room(*r.buf, int(size)+2)
 	r.h = sha1.New() //nolint:gosec // git object ID, not a security hash
 	r.h.Write([]byte("blob " + strconv.FormatInt(size, 10) + "\x00"))
 	return r
+}
+
+// room is buf emptied, or a new buffer when buf cannot hold n bytes.
+func room(buf []byte, n int) []byte {
+	if cap(buf) < n {
+		return make([]byte, 0, n)
+	}
+	return buf[:0]
 }
 
 // line reads one line (no quote, no backslash); false when it holds a byte

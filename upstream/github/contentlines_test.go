@@ -49,6 +49,7 @@ func BenchmarkParseFile(b *testing.B) {
 				if err != nil || len(f.Content) != len(content) {
 					b.Fatal(err)
 				}
+				f.Release() // as the document reader does
 			}
 		})
 	}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agent-gateway/agent-gateway/upstream"
+	"github.com/agent-gateway/agent-gateway/upstream/strictjson"
 	"github.com/agent-gateway/agent-gateway/upstream/toolerr"
 )
 
@@ -83,6 +84,22 @@ type File struct {
 	Path    string
 	BlobSHA string
 	Content []byte
+	// buf is Content's storage when it came from the pool (buffers.go),
+	// given back by Release.
+	buf *[]byte
+}
+
+// Release gives the file's buffer back for a later read to reuse, and
+// empties Content. A reader that keeps no byte of Content past this
+// point (it copied what it answers) calls it; one that does not call it
+// leaves the buffer to the collector.
+func (f *File) Release() {
+	if f == nil {
+		return
+	}
+	buf := f.buf
+	f.buf, f.Content = nil, nil
+	putBuffer(buf)
 }
 
 // GetFile reads one regular file: GET /repos/{owner}/{repo}/contents/{path}?ref={commit}.
@@ -106,6 +123,11 @@ func (c *Client) GetFile(ctx context.Context, r FileRequest) (*File, error) {
 func (c *Client) getFile(ctx context.Context, r FileRequest, token string) (*File, int, error) {
 	x := apiExchange(token, ObjectMediaType, url.Values{"ref": {r.Commit}}, MaxContentsResponse, routeContents, r.Owner, r.Repo, r.Path)
 	x.ErrorBody, x.RefuseDeclared = maxErrorBody, true
+	// The answer is read into a reused buffer, given back once parsed:
+	// nothing parseFile returns aliases it (buffers.go).
+	var buf *[]byte
+	x.Buffer = func() *[]byte { buf = getBuffer(); return buf }
+	defer func() { putBuffer(buf) }()
 	a, err := c.up.Exchange(ctx, x)
 	if err != nil {
 		return nil, nativeStatus(err), c.contentsError(err)
@@ -206,28 +228,21 @@ var contentsMembers = []string{"type", "path", "size", "sha", "encoding", "conte
 // hostile-case-folded-path). A member repeated under any spelling, or a
 // known member spelt in another case, is refused.
 func unambiguousMembers(obj []byte, known []string) bool {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if len(obj) == 0 || obj[0] != '{' || !json.Valid(obj) {
 		return false
 	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		name, ok := tok.(string)
-		if err != nil || !ok {
-			return false
-		}
+	seen := make(map[string]bool, 16)
+	ok := true
+	strictjson.Members(obj, func(name string, _ json.RawMessage) bool {
 		folded := strings.ToLower(strings.ToUpper(name))
 		if seen[folded] || (slices.Contains(known, folded) && name != folded) {
+			ok = false
 			return false
 		}
 		seen[folded] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return false
-		}
-	}
-	return true
+		return true
+	})
+	return ok
 }
 
 // kindNames are the object types a refusal may name; anything else is
@@ -256,6 +271,12 @@ func parseAnswer(body []byte, wantPath string, split bool) (*File, error) {
 			trimmed = sf.rest
 		}
 	}
+	kept := false // whether the File returned keeps sf's buffer
+	defer func() {
+		if !kept {
+			putBuffer(sf.buf)
+		}
+	}()
 	if jsonDepth(trimmed) > maxContentsDepth {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer nests deeper than %d levels", maxContentsDepth)
 	}
@@ -328,7 +349,12 @@ func parseAnswer(body []byte, wantPath string, split bool) (*File, error) {
 	if o.SHA != sha {
 		return nil, toolerr.New(toolerr.ProviderMalformed, "GitHub's Contents answer does not hash to the blob ID it reports")
 	}
-	return &File{Path: *o.Path, BlobSHA: o.SHA, Content: content}, nil
+	// Clipped: past its length a reused buffer holds an earlier file.
+	f := &File{Path: *o.Path, BlobSHA: o.SHA, Content: content[:len(content):len(content)]}
+	if split {
+		f.buf, kept = sf.buf, true
+	}
+	return f, nil
 }
 
 // BlobSHA is git's object ID of a blob with this content (SHA-1 object

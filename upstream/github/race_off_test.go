@@ -1,0 +1,5 @@
+//go:build !race
+
+package github
+
+const raceEnabled = false
