@@ -195,12 +195,12 @@ func (c contentsCtx) serveFile(w http.ResponseWriter, en treeEntry, object bool)
 		writeJSON(w, http.StatusOK, o)
 		return
 	}
-	content, err := c.e.blob(c.dir, en.oid)
+	lines, err := c.e.blobLines(c.dir, en.oid)
 	if err != nil {
 		writeMessage(w, http.StatusInternalServerError, "Server Error")
 		return
 	}
-	o["encoding"], o["content"] = "base64", Base64Lines(content)
+	o["encoding"], o["content"] = "base64", lines
 	writeJSON(w, http.StatusOK, o)
 }
 

@@ -55,6 +55,8 @@ type Emulator struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	objects objectCache
+
 	mu            sync.Mutex
 	installations map[int64]map[string]bool // installation → "owner/repo" (lowercase)
 	tokens        map[string]issuedToken

@@ -89,29 +89,50 @@ func (e *Emulator) lsTree(gitDir string, args ...string) ([]treeEntry, error) {
 	return entries, nil
 }
 
-// entryAt returns the tree entry at path in commit, or nil when absent.
+// entryAt returns the tree entry at path in commit (a commit ID), or nil
+// when absent.
 func (e *Emulator) entryAt(gitDir, commit, path string) (*treeEntry, error) {
-	entries, err := e.lsTree(gitDir, commit, "--", path)
-	if err != nil {
+	en, err := cached(&e.objects, &e.objects.entries, cacheKey(gitDir, commit, path), func() (*treeEntry, error) {
+		entries, err := e.lsTree(gitDir, commit, "--", path)
+		if err != nil {
+			return nil, err
+		}
+		for _, en := range entries {
+			if en.path == path {
+				return &en, nil
+			}
+		}
+		return nil, nil
+	}, always)
+	if en == nil {
 		return nil, err
 	}
-	for _, en := range entries {
-		if en.path == path {
-			return &en, nil
-		}
-	}
-	return nil, nil
+	c := *en // the caller may change its copy
+	return &c, err
 }
 
-// blob returns a blob's content.
+// blob returns a blob's content; the caller must not change it.
 func (e *Emulator) blob(gitDir, oid string) ([]byte, error) {
-	return e.git(gitDir, nil, nil, "cat-file", "blob", oid)
+	return cached(&e.objects, &e.objects.blobs, cacheKey(gitDir, oid), func() ([]byte, error) {
+		return e.git(gitDir, nil, nil, "cat-file", "blob", oid)
+	}, always)
+}
+
+// blobLines returns Base64Lines of a blob's content.
+func (e *Emulator) blobLines(gitDir, oid string) (string, error) {
+	return cached(&e.objects, &e.objects.lines, cacheKey(gitDir, oid), func() (string, error) {
+		content, err := e.blob(gitDir, oid)
+		return Base64Lines(content), err
+	}, always)
 }
 
 // isCommit reports whether sha names a commit of the repository.
 func (e *Emulator) isCommit(gitDir, sha string) bool {
-	out, err := e.git(gitDir, nil, nil, "cat-file", "-t", sha)
-	return err == nil && strings.TrimSpace(string(out)) == "commit"
+	ok, _ := cached(&e.objects, &e.objects.commits, cacheKey(gitDir, sha), func() (bool, error) {
+		out, err := e.git(gitDir, nil, nil, "cat-file", "-t", sha)
+		return err == nil && strings.TrimSpace(string(out)) == "commit", nil
+	}, func(found bool) bool { return found })
+	return ok
 }
 
 // branchHead returns the commit a branch points at, or "".
