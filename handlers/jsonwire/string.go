@@ -24,15 +24,49 @@ func AppendString(dst []byte, s string) []byte { return appendString(dst, s, &ht
 // how every tool result is encoded (toolset.EncodeJSON).
 func AppendStringKeepHTML(dst []byte, s string) []byte { return appendString(dst, s, &plainSafe) }
 
-// appendString writes s between quotes, the ASCII bytes safe marks as
-// they are. A multi-byte character is checked in line against the table
-// of well-formed UTF-8 (what utf8.DecodeRuneInString accepts) instead of
-// decoded: only its validity and whether it is U+2028 or U+2029 matter,
-// and a call per character was most of the cost of escaping text that is
-// not ASCII. The inner loop only finds the next byte to escape; what it
-// passes over is copied in one append.
+// AppendStringOfString appends the JSON string, as AppendString writes
+// it, of the JSON string of s as AppendStringKeepHTML writes it: exactly
+// AppendString(dst, string(AppendStringKeepHTML(nil, s))), in one pass
+// over s and without the inner string. A tool result's string member
+// (a document fragment's text) is escaped once into the result's JSON
+// and that JSON once more into the answer's text block; writing both
+// layers at once saves a pass over the text and a copy of it.
+// TestAppendStringOfString and FuzzAppendStringOfString hold it to the
+// two-pass composition.
+//
+// The inner string keeps '<', '>' and '&', which the outer one escapes
+// with one backslash (\u003c); every escape the inner string writes
+// starts with a backslash, which the outer one doubles: a newline becomes
+// \\n, U+2028 \\u2028, a byte of invalid UTF-8 \\ufffd, and `"` \\\"
+// (its inner \" with both characters escaped).
+func AppendStringOfString(dst []byte, s string) []byte {
+	dst = append(dst, `"\"`...)
+	dst = appendEscaped(dst, s, &htmlSafe, escapeTwice)
+	return append(dst, `\""`...)
+}
+
+// appendString writes s between quotes, escaped.
 func appendString(dst []byte, s string, safe *[256]bool) []byte {
 	dst = append(dst, '"')
+	dst = appendEscaped(dst, s, safe, escapeOnce)
+	return append(dst, '"')
+}
+
+// escapeOnce and escapeTwice start an escape sequence in a JSON string
+// and in a JSON string inside a JSON string.
+const escapeOnce, escapeTwice = `\`, `\\`
+
+// appendEscaped writes s escaped as encoding/json escapes a string's
+// content, the ASCII bytes safe marks as they are and every escape
+// sequence started by esc: a backslash for a string, two for a string
+// inside a string (AppendStringOfString). A multi-byte character is
+// checked in line against the table of well-formed UTF-8 (what
+// utf8.DecodeRuneInString accepts) instead of decoded: only its validity
+// and whether it is U+2028 or U+2029 matter, and a call per character was
+// most of the cost of escaping text that is not ASCII. The inner loop
+// only finds the next byte to escape; what it passes over is copied in
+// one append.
+func appendEscaped(dst []byte, s string, safe *[256]bool, esc string) []byte {
 	start, i := 0, 0
 	for {
 		for i < len(s) {
@@ -63,33 +97,41 @@ func appendString(dst []byte, s string, safe *[256]bool) []byte {
 		dst = append(dst, s[start:i]...)
 		switch b := s[i]; b {
 		case '\\', '"':
-			dst = append(dst, '\\', b)
+			dst = append(dst, esc...)
+			if len(esc) > 1 { // the quote or backslash of the inner escape, escaped
+				dst = append(dst, '\\')
+			}
+			dst = append(dst, b)
+		case '<', '>', '&':
+			// Only the outermost string escapes these, so with one
+			// backslash however deep.
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
 		case '\b':
-			dst = append(dst, '\\', 'b')
+			dst = append(append(dst, esc...), 'b')
 		case '\f':
-			dst = append(dst, '\\', 'f')
+			dst = append(append(dst, esc...), 'f')
 		case '\n':
-			dst = append(dst, '\\', 'n')
+			dst = append(append(dst, esc...), 'n')
 		case '\r':
-			dst = append(dst, '\\', 'r')
+			dst = append(append(dst, esc...), 'r')
 		case '\t':
-			dst = append(dst, '\\', 't')
+			dst = append(append(dst, esc...), 't')
 		default:
+			dst = append(dst, esc...)
 			switch {
 			case b < utf8.RuneSelf:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+				dst = append(dst, 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
 			case wellFormed(s, i) == 0:
-				dst = append(dst, `\ufffd`...)
+				dst = append(dst, "ufffd"...)
 			default: // U+2028 or U+2029
-				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
+				dst = append(dst, 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
 				i += 2
 			}
 		}
 		i++
 		start = i
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // wellFormed is the length of the well-formed UTF-8 sequence of two to
