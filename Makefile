@@ -63,7 +63,7 @@ FUZZ_TARGETS = \
 	./middleware/:FuzzMCPPeek:30000x \
 	./handlers/toolset/:FuzzFrameReader:30000x \
 	./handlers/jsonwire/:FuzzAppendString:30000x \
-	./handlers/jsonwire/:FuzzAppendStringOfString:30000x \
+	./handlers/jsonwire/:FuzzAppendStringInString:30000x \
 	./handlers/documents/:FuzzFragmentJSON:10000x \
 	./handlers/documents/:FuzzValidUTF8:30000x \
 	./store/audit/:FuzzCanonicalRecord:20000x \

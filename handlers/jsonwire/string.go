@@ -24,25 +24,27 @@ func AppendString(dst []byte, s string) []byte { return appendString(dst, s, &ht
 // how every tool result is encoded (toolset.EncodeJSON).
 func AppendStringKeepHTML(dst []byte, s string) []byte { return appendString(dst, s, &plainSafe) }
 
-// AppendStringOfString appends the JSON string, as AppendString writes
-// it, of the JSON string of s as AppendStringKeepHTML writes it: exactly
-// AppendString(dst, string(AppendStringKeepHTML(nil, s))), in one pass
-// over s and without the inner string. A tool result's string member
-// (a document fragment's text) is escaped once into the result's JSON
-// and that JSON once more into the answer's text block; writing both
-// layers at once saves a pass over the text and a copy of it.
-// TestAppendStringOfString and FuzzAppendStringOfString hold it to the
-// two-pass composition.
+// AppendStringInString appends the JSON string of s as
+// AppendStringKeepHTML writes it, as that string stands inside a JSON
+// string that AppendString writes (whose quotes are the caller's): exactly
+// AppendString(nil, string(AppendStringKeepHTML(nil, s))) without its
+// first and last byte, in one pass over s and without the inner string. A
+// tool result's string member (a document fragment's text) is escaped
+// once into the result's JSON and that JSON once more into the answer's
+// text block; writing both layers at once saves a pass over the text and
+// a copy of it. TestAppendStringInString and FuzzAppendStringInString
+// hold it to the two-pass composition.
 //
 // The inner string keeps '<', '>' and '&', which the outer one escapes
 // with one backslash (\u003c); every escape the inner string writes
 // starts with a backslash, which the outer one doubles: a newline becomes
 // \\n, U+2028 \\u2028, a byte of invalid UTF-8 \\ufffd, and `"` \\\"
-// (its inner \" with both characters escaped).
-func AppendStringOfString(dst []byte, s string) []byte {
-	dst = append(dst, `"\"`...)
+// (its inner \" with both characters escaped). The inner string's own
+// quotes are \".
+func AppendStringInString(dst []byte, s string) []byte {
+	dst = append(dst, `\"`...)
 	dst = appendEscaped(dst, s, &htmlSafe, escapeTwice)
-	return append(dst, `\""`...)
+	return append(dst, `\"`...)
 }
 
 // appendString writes s between quotes, escaped.
@@ -59,7 +61,7 @@ const escapeOnce, escapeTwice = `\`, `\\`
 // appendEscaped writes s escaped as encoding/json escapes a string's
 // content, the ASCII bytes safe marks as they are and every escape
 // sequence started by esc: a backslash for a string, two for a string
-// inside a string (AppendStringOfString). A multi-byte character is
+// inside a string (AppendStringInString). A multi-byte character is
 // checked in line against the table of well-formed UTF-8 (what
 // utf8.DecodeRuneInString accepts) instead of decoded: only its validity
 // and whether it is U+2028 or U+2029 matter, and a call per character was

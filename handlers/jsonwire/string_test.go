@@ -130,17 +130,23 @@ func BenchmarkAppendString(b *testing.B) {
 	}
 }
 
-// twoPass is what AppendStringOfString must write: s's JSON string
-// without HTML escaping, as a JSON string with it.
+// twoPass is what AppendStringInString must write between quotes: s's
+// JSON string without HTML escaping, as a JSON string with it.
 func twoPass(dst []byte, s string) []byte {
 	return AppendString(dst, string(AppendStringKeepHTML(nil, s)))
 }
 
-// TestAppendStringOfString holds the one-pass double escaping to the two
+// oneInTwo is AppendStringInString's string between the quotes of the
+// string it stands in.
+func oneInTwo(dst []byte, s string) []byte {
+	return append(AppendStringInString(append(dst, '"'), s), '"')
+}
+
+// TestAppendStringInString holds the one-pass double escaping to the two
 // passes, and to encoding/json's two encodings, on every special at every
 // position of a short text, on every string of one and two bytes, and on
 // the demo's multi-byte document.
-func TestAppendStringOfString(t *testing.T) {
+func TestAppendStringInString(t *testing.T) {
 	cases := map[string]string{"empty": "", "demo document": string(githubemu.MultiByteDocument(64 << 10))}
 	for _, special := range specials {
 		for pos := range 17 {
@@ -150,7 +156,7 @@ func TestAppendStringOfString(t *testing.T) {
 	}
 	for name, text := range cases {
 		want := marshal(t, string(marshal(t, text, false)), true)
-		if got := AppendStringOfString([]byte("prefix"), text); !bytes.Equal(got, append([]byte("prefix"), want...)) {
+		if got := oneInTwo([]byte("prefix"), text); !bytes.Equal(got, append([]byte("prefix"), want...)) {
 			t.Errorf("%s: %.200q, want %.200q", name, got, want)
 		}
 		if composed := twoPass(nil, text); !bytes.Equal(composed, want) {
@@ -161,39 +167,39 @@ func TestAppendStringOfString(t *testing.T) {
 	for i := range 1 << 16 {
 		two[0], two[1] = byte(i>>8), byte(i)
 		for _, s := range []string{string(two[:1]), string(two[:])} {
-			if got, want := AppendStringOfString(nil, s), twoPass(nil, s); !bytes.Equal(got, want) {
+			if got, want := oneInTwo(nil, s), twoPass(nil, s); !bytes.Equal(got, want) {
 				t.Fatalf("% x: %q, want %q", s, got, want)
 			}
 		}
 	}
 }
 
-// FuzzAppendStringOfString: the one-pass double escaping writes what the
+// FuzzAppendStringInString: the one-pass double escaping writes what the
 // two passes write, for any bytes.
-func FuzzAppendStringOfString(f *testing.F) {
+func FuzzAppendStringInString(f *testing.F) {
 	for _, s := range specials {
 		f.Add("a" + s + "b")
 	}
 	f.Add(`{"content":"<a href=\"x\">&amp;</a>\u2028"}` + "\x00\xff\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		if got, want := AppendStringOfString(nil, text), twoPass(nil, text); !bytes.Equal(got, want) {
+		if got, want := oneInTwo(nil, text), twoPass(nil, text); !bytes.Equal(got, want) {
 			t.Fatalf("%q, want %q", got, want)
 		}
 	})
 }
 
-// BenchmarkAppendStringOfString is a 64 KiB fragment's text written into
+// BenchmarkAppendStringInString is a 64 KiB fragment's text written into
 // the answer's text block: in one pass, against the two passes the owned
 // path made before (the result's JSON into a buffer, copied into the
 // text, escaped again into the answer).
-func BenchmarkAppendStringOfString(b *testing.B) {
+func BenchmarkAppendStringInString(b *testing.B) {
 	doc := string(githubemu.MultiByteDocument(64 << 10))
 	b.Run("one-pass", func(b *testing.B) {
 		b.SetBytes(int64(len(doc)))
 		b.ReportAllocs()
 		buf := make([]byte, 0, 2*len(doc))
 		for b.Loop() {
-			buf = AppendStringOfString(buf[:0], doc)
+			buf = oneInTwo(buf[:0], doc)
 		}
 	})
 	b.Run("two-pass", func(b *testing.B) {
