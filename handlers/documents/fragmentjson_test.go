@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agent-gateway/agent-gateway/handlers/jsonwire"
 	"github.com/agent-gateway/agent-gateway/test/githubemu"
 )
 
@@ -24,10 +25,17 @@ func referenceJSON(t testing.TB, f Fragment) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
+// checkFragmentJSON holds AppendJSON to encoding/json, and
+// AppendJSONString to that encoding as a JSON string (what the owned
+// tools/call path wrote into the answer's text block from it).
 func checkFragmentJSON(t *testing.T, name string, f Fragment) {
 	t.Helper()
-	if got, want := f.AppendJSON([]byte("prefix")), append([]byte("prefix"), referenceJSON(t, f)...); !bytes.Equal(got, want) {
-		t.Errorf("%s:\n got %.300q\nwant %.300q", name, got, want)
+	ref := referenceJSON(t, f)
+	if got, want := f.AppendJSON([]byte("prefix")), append([]byte("prefix"), ref...); !bytes.Equal(got, want) {
+		t.Errorf("%s: AppendJSON:\n got %.300q\nwant %.300q", name, got, want)
+	}
+	if got, want := f.AppendJSONString([]byte("prefix")), jsonwire.AppendString([]byte("prefix"), string(ref)); !bytes.Equal(got, want) {
+		t.Errorf("%s: AppendJSONString:\n got %.300q\nwant %.300q", name, got, want)
 	}
 }
 
@@ -82,7 +90,8 @@ func TestFragmentJSONMatchesEncodingJSON(t *testing.T) {
 }
 
 // FuzzFragmentJSON: for any strings and numbers, AppendJSON writes
-// encoding/json's bytes.
+// encoding/json's bytes, and AppendJSONString those bytes as a JSON
+// string.
 func FuzzFragmentJSON(f *testing.F) {
 	full := fullFragment()
 	f.Add(full.Content, full.Path, full.NextCursor, full.StartByte, full.EndByte)
@@ -95,7 +104,8 @@ func FuzzFragmentJSON(f *testing.F) {
 }
 
 // BenchmarkFragmentJSON is the encoding of a 64 KiB fragment of the demo's
-// document as a tool result: AppendJSON against encoding/json.
+// document as a tool result: AppendJSON against encoding/json, and
+// AppendJSONString against the two passes it fuses.
 func BenchmarkFragmentJSON(b *testing.B) {
 	f := fullFragment()
 	f.Content = string(githubemu.MultiByteDocument(200 << 10)[:MaxFragmentBytes])
@@ -105,6 +115,26 @@ func BenchmarkFragmentJSON(b *testing.B) {
 		buf := make([]byte, 0, 2*len(f.Content))
 		for b.Loop() {
 			buf = f.AppendJSON(buf[:0])
+		}
+	})
+	// The answer's text block from the fragment: in one pass, and as the
+	// owned path wrote it before (its JSON copied into the text, escaped
+	// again).
+	b.Run("AppendJSONString", func(b *testing.B) {
+		b.SetBytes(int64(len(f.Content)))
+		b.ReportAllocs()
+		buf := make([]byte, 0, 2*len(f.Content))
+		for b.Loop() {
+			buf = f.AppendJSONString(buf[:0])
+		}
+	})
+	b.Run("AppendJSON+AppendString", func(b *testing.B) {
+		b.SetBytes(int64(len(f.Content)))
+		b.ReportAllocs()
+		inner, buf := make([]byte, 0, 2*len(f.Content)), make([]byte, 0, 2*len(f.Content))
+		for b.Loop() {
+			inner = f.AppendJSON(inner[:0])
+			buf = jsonwire.AppendString(buf[:0], string(inner))
 		}
 	})
 	b.Run("json.Encoder", func(b *testing.B) {
@@ -122,14 +152,17 @@ func BenchmarkFragmentJSON(b *testing.B) {
 
 // TestFragmentJSONAllocatesOnce: a fragment of the demo's text is written
 // into one allocation, not a buffer grown step by step from nothing (the
-// result encoder's pool is empty after every collection).
+// result encoder's and the owned path's pools are empty after every
+// collection), as JSON and as a JSON string.
 func TestFragmentJSONAllocatesOnce(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts under the race detector mean nothing")
 	}
 	f := fullFragment()
 	f.Content = string(githubemu.MultiByteDocument(200 << 10)[:MaxFragmentBytes])
-	if n := testing.AllocsPerRun(20, func() { _ = f.AppendJSON(nil) }); n != 1 {
-		t.Fatalf("%v allocations, want 1", n)
+	for name, write := range map[string]func([]byte) []byte{"AppendJSON": f.AppendJSON, "AppendJSONString": f.AppendJSONString} {
+		if n := testing.AllocsPerRun(20, func() { _ = write(nil) }); n != 1 {
+			t.Errorf("%s: %v allocations, want 1", name, n)
+		}
 	}
 }
