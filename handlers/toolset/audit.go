@@ -40,6 +40,10 @@ func (c *Toolset) audited(ctx context.Context, t Tool, req *mcp.CallToolRequest,
 	if req != nil && req.Params != nil {
 		args = req.Params.Arguments
 	}
-	return c.auditor.Record(ctx, audit.Call{Toolset: c.Name, Tool: t.Name, Args: args, Outcome: outcome, Result: text,
-		Stdio: ctx.Value(stdioKey{}) != nil})
+	call := audit.Call{Toolset: c.Name, Tool: t.Name, Args: args, Outcome: outcome, Stdio: ctx.Value(stdioKey{}) != nil}
+	if text != nil {
+		answered := *text
+		call.Result = func() string { return answered }
+	}
+	return c.auditor.Record(ctx, call)
 }

@@ -60,7 +60,7 @@ func TestAuditedCalls(t *testing.T) {
 	}
 	got := a.calls[0]
 	if got.Toolset != "test" || got.Tool != "forge_private" || got.Outcome != "ok" || got.Result == nil ||
-		*got.Result != res.Content[0].(*mcp.TextContent).Text || string(got.Args) != `{"text":"payload"}` {
+		got.Result() != res.Content[0].(*mcp.TextContent).Text || string(got.Args) != `{"text":"payload"}` {
 		t.Fatalf("recorded %+v", got)
 	}
 

@@ -265,10 +265,10 @@ func TestQueueFull(t *testing.T) {
 			var counted []string
 			r.Calls = func(kind, outcome string) { counted = append(counted, kind+"/"+outcome) }
 			ctx := withPrincipal(context.Background(), "tok")
-			if err := r.Record(ctx, Call{Tool: "t", Outcome: "ok", Result: ptr("{}")}); err != nil {
+			if err := r.Record(ctx, Call{Tool: "t", Outcome: "ok", Result: answered("{}")}); err != nil {
 				t.Fatalf("first record: %v", err)
 			}
-			err := r.Record(ctx, Call{Tool: "t", Outcome: "ok", Result: ptr("{}")})
+			err := r.Record(ctx, Call{Tool: "t", Outcome: "ok", Result: answered("{}")})
 			if dropped != 1 {
 				t.Fatalf("dropped %d, want 1", dropped)
 			}
@@ -306,7 +306,7 @@ func TestRecordHoldsNoSecret(t *testing.T) {
 	text := func(key string) string {
 		w := &Writer{queue: make(chan Record, 1), done: make(chan struct{})}
 		r := NewRecorder(BestEffort, w, []byte(key))
-		if err := r.Record(withPrincipal(context.Background(), token), Call{Tool: "t", Outcome: "ok", Result: ptr("{}")}); err != nil {
+		if err := r.Record(withPrincipal(context.Background(), token), Call{Tool: "t", Outcome: "ok", Result: answered("{}")}); err != nil {
 			t.Fatal(err)
 		}
 		b, err := (<-w.queue).Encode()
@@ -326,7 +326,8 @@ func TestRecordHoldsNoSecret(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+// answered is the Call.Result of an answer whose text is text.
+func answered(text string) func() string { return func() string { return text } }
 
 // failingStore refuses the first batch it is given.
 type failingStore struct {
@@ -444,7 +445,7 @@ func TestRecordPrincipals(t *testing.T) {
 			r.Anonymous = tc.anonymous
 			var counted []string
 			r.Calls = func(kind, outcome string) { counted = append(counted, kind+"/"+outcome) }
-			if err := r.Record(tc.ctx, Call{Tool: "t", Outcome: "ok", Result: ptr("{}"), Stdio: tc.stdio}); err != nil {
+			if err := r.Record(tc.ctx, Call{Tool: "t", Outcome: "ok", Result: answered("{}"), Stdio: tc.stdio}); err != nil {
 				t.Fatal(err)
 			}
 			got := <-w.queue

@@ -41,7 +41,7 @@ func benchmarkAuditRecord(b *testing.B, size int, diff bool) {
 	before := gatewaytest.SelfCPU(b)
 	b.ResetTimer()
 	for range b.N {
-		if err := r.Record(ctx, Call{Toolset: "agent-gateway-forgejo", Tool: tool, Args: args, Outcome: "ok", Result: &text}); err != nil {
+		if err := r.Record(ctx, Call{Toolset: "agent-gateway-forgejo", Tool: tool, Args: args, Outcome: "ok", Result: answered(text)}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -63,8 +63,11 @@ type Call struct {
 	Args json.RawMessage
 	// Outcome is "ok" or the error code answered.
 	Outcome string
-	// Result is the result text answered, nil for a refusal.
-	Result *string
+	// Result gives the result text answered; nil for a refusal. Record
+	// calls it only for a result no evidence identifies, so a caller that
+	// has not built the text (the owned tools/call path writes a document
+	// fragment's text straight into its answer) builds it only then.
+	Result func() string
 	// Stdio is set for a call over `agent-gateway stdio`: no HTTP request
 	// id or address, so the record names the transport and the
 	// JSON-RPC id instead.
@@ -137,7 +140,7 @@ func (r *Recorder) Record(ctx context.Context, c Call) error {
 		// result text again, ~48 KB for a diff page, was most of what the
 		// record cost the call. Every other result is identified by it.
 		if out.Evidence.Diff == nil && out.Evidence.Document == nil {
-			out.Evidence.ResultSHA256 = sha256String(*c.Result)
+			out.Evidence.ResultSHA256 = sha256String(c.Result())
 		}
 	}
 	if r.w.Enqueue(out) {
