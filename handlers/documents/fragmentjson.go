@@ -5,7 +5,11 @@ import (
 	"strconv"
 
 	"github.com/agent-gateway/agent-gateway/handlers/jsonwire"
+	"github.com/agent-gateway/agent-gateway/handlers/toolset"
 )
+
+// A fragment writes its own text block on the owned tools/call path.
+var _ toolset.JSONStringAppender = Fragment{}
 
 // AppendJSON appends f exactly as toolset.EncodeJSON (encoding/json, no
 // HTML escaping) writes it, without reflection; the toolset's result

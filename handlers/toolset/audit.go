@@ -31,8 +31,10 @@ func (c *Toolset) auditStart(ctx context.Context) context.Context {
 }
 
 // audited records the call's outcome and, for an answer, its text (nil
-// for a refusal).
-func (c *Toolset) audited(ctx context.Context, t Tool, req *mcp.CallToolRequest, outcome string, text *string) error {
+// for a refusal), which the record asks for only when no evidence
+// identifies the result (audit.Call.Result): a fused answer's text is
+// built then and only then.
+func (c *Toolset) audited(ctx context.Context, t Tool, req *mcp.CallToolRequest, outcome string, result *answer) error {
 	if c.auditor == nil {
 		return nil
 	}
@@ -41,9 +43,8 @@ func (c *Toolset) audited(ctx context.Context, t Tool, req *mcp.CallToolRequest,
 		args = req.Params.Arguments
 	}
 	call := audit.Call{Toolset: c.Name, Tool: t.Name, Args: args, Outcome: outcome, Stdio: ctx.Value(stdioKey{}) != nil}
-	if text != nil {
-		answered := *text
-		call.Result = func() string { return answered }
+	if result != nil {
+		call.Result = (*result).Text
 	}
 	return c.auditor.Record(ctx, call)
 }

@@ -40,16 +40,7 @@ func TestAuditedCalls(t *testing.T) {
 			return []string{in.Text}, nil
 		})
 	call := func(a Auditor, text string) (*mcp.CallToolResult, *middleware.Record) {
-		t.Helper()
-		rec := &middleware.Record{}
-		ctx := middleware.WithPrincipal(middleware.WithRecord(t.Context(), rec), middleware.NewPassthrough("tok"))
-		c := New("test", "v0", "", tool)
-		c.SetAuditor(a)
-		args, _ := json.Marshal(echoArgs{Text: text})
-		res, err := c.handler(tool, nil)(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool.Name, Arguments: args}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, _, rec := bearerCall(t, tool, a, text, false)
 		return res, rec
 	}
 
@@ -85,4 +76,18 @@ func TestAuditedCalls(t *testing.T) {
 	if res.IsError || rec.Outcome() != "ok" {
 		t.Fatalf("unaudited call: %+v", res)
 	}
+}
+
+// bearerCall runs tool for a Forgejo bearer, with text as its argument,
+// in a toolset audited by a (nil: none), as the SDK runs it or, with
+// fuse, as the owned path does.
+func bearerCall(t *testing.T, tool Tool, a Auditor, text string, fuse bool) (*mcp.CallToolResult, JSONStringAppender, *middleware.Record) {
+	t.Helper()
+	rec := &middleware.Record{}
+	ctx := middleware.WithPrincipal(middleware.WithRecord(t.Context(), rec), middleware.NewPassthrough("tok"))
+	c := New("test", "v0", "", tool)
+	c.SetAuditor(a)
+	args, _ := json.Marshal(echoArgs{Text: text})
+	res, fused := c.call(ctx, tool, nil, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool.Name, Arguments: args}}, fuse)
+	return res, fused, rec
 }

@@ -17,6 +17,37 @@ type JSONAppender interface {
 	AppendJSON(dst []byte) []byte
 }
 
+// JSONStringAppender is a JSONAppender that also writes its encoding as
+// a JSON string: exactly jsonwire.AppendString(dst, string(AppendJSON(nil))),
+// in one pass and without building the encoding first. The owned
+// tools/call path writes it straight into its answer's text block
+// (writeOwned), where the text would otherwise be built, copied into a
+// string and escaped again: most of the cost of answering a 64 KiB
+// document fragment. As for AppendJSON, the type's own tests hold it to
+// that composition.
+type JSONStringAppender interface {
+	JSONAppender
+	AppendJSONString(dst []byte) []byte
+}
+
+// answer is a call's successful result on its way out: its text, or, on
+// the owned path, the result that writes that text itself (fused) while
+// nothing has built it.
+type answer struct {
+	text  string
+	fused JSONStringAppender
+}
+
+// Text is the answer's text, built from the fused result when it was not
+// (the audit record of a result no evidence identifies).
+func (a answer) Text() string {
+	if a.fused == nil {
+		return a.text
+	}
+	text, _ := resultText(a.fused) // a JSONAppender's text cannot fail
+	return text
+}
+
 // EncodeJSON serialises a tool result compactly and without HTML escaping
 // ("<" stays "<"), the one encoding every result uses; page fitting measures
 // results with it.

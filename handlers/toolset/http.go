@@ -45,8 +45,8 @@ func (c *Toolset) HTTPHandler(log *slog.Logger, o HTTPOptions) http.Handler {
 	}, opts)
 	if !o.SDKOnly && !sdkDebugSet() {
 		h = &ownedPath{opts: opts, sdk: h,
-			full:      c.handlers(nil, log),
-			anonymous: c.handlers(func(t Tool) bool { return t.Policy.Anonymous }, log)}
+			full:      c.ownedTools(nil, log),
+			anonymous: c.ownedTools(func(t Tool) bool { return t.Policy.Anonymous }, log)}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(WithCaller(r.Context())))

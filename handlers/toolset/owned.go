@@ -2,15 +2,15 @@ package toolset
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-gateway/agent-gateway/handlers/jsonwire"
@@ -32,8 +32,26 @@ type ownedPath struct {
 	opts *mcp.StreamableHTTPOptions
 	sdk  http.Handler
 	// full and anonymous are the tools of the two SDK servers HTTPHandler
-	// builds (principal and anonymous), with the same handlers.
-	full, anonymous map[string]mcp.ToolHandler
+	// builds (principal and anonymous), run as the SDK's handlers run them.
+	full, anonymous map[string]ownedTool
+}
+
+// ownedTool runs one tool for the owned path: Toolset.call with fuse set,
+// so that a result that writes its own text block comes back unrendered.
+type ownedTool func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, fused JSONStringAppender)
+
+// ownedTools are the tools include accepts, by name, as the owned path
+// runs them: the tools Server registers, with the same handling.
+func (c *Toolset) ownedTools(include func(Tool) bool, log *slog.Logger) map[string]ownedTool {
+	out := map[string]ownedTool{}
+	for _, t := range c.tools {
+		if include == nil || include(t) {
+			out[t.Name] = func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, JSONStringAppender) {
+				return c.call(ctx, t, log, req, true)
+			}
+		}
+	}
+	return out
 }
 
 // ServeHTTP answers an ownable call itself and hands the rest to the SDK.
@@ -45,12 +63,12 @@ func (o *ownedPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	middleware.RecordFromContext(ctx).SetOwned()
-	res, err := call.handler(ctx, &mcp.CallToolRequest{
+	res, fused := call.run(ctx, &mcp.CallToolRequest{
 		Params: call.params,
 		// servePOST: what the SDK attaches to every request.
 		Extra: &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header},
 	})
-	writeOwned(w, call.id, res, err)
+	writeOwned(w, call.id, res, fused)
 }
 
 // outBuf holds answers being written, so a call's answer is not garbage.
@@ -65,17 +83,20 @@ const maxPooledAnswer = 256 << 10
 // JSON handler does: servePOST's headers, then jsonrpc2.EncodeMessage of
 // the response, in one Write (deliverLocked). The result's text is escaped
 // once, straight into the answer, as TextContent.MarshalJSON escapes it
-// (encoding/json with HTML escaping; the outer layers add none).
-func writeOwned(w http.ResponseWriter, id []byte, res *mcp.CallToolResult, err error) {
+// (encoding/json with HTML escaping; the outer layers add none); a fused
+// result (ownedTool) writes that escaped text itself, in one pass from
+// its own members, where the text was never built.
+func writeOwned(w http.ResponseWriter, id []byte, res *mcp.CallToolResult, fused JSONStringAppender) {
 	p := outBuf.Get().(*[]byte)
 	b := append((*p)[:0], `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	switch text, isError, one := soleText(res); {
-	case err != nil:
-		b = append(b, `,"error":`...)
-		b = appendJSON(b, wireError(err))
+	case fused != nil:
+		b = append(b, textBlockStart...)
+		b = fused.AppendJSONString(b)
+		b = append(b, `}]}`...)
 	case one:
-		b = append(b, `,"result":{"content":[{"type":"text","text":`...)
+		b = append(b, textBlockStart...)
 		// Room for the text and its escapes up front: the pool is emptied
 		// at every collection, and a buffer grown by append from nothing
 		// allocates its size about twice over on the way.
@@ -108,6 +129,9 @@ func writeOwned(w http.ResponseWriter, id []byte, res *mcp.CallToolResult, err e
 	}
 }
 
+// textBlockStart opens a result of one text block, up to its text.
+const textBlockStart = `,"result":{"content":[{"type":"text","text":`
+
 // soleText is the text of a result that is exactly one plain text block,
 // the shape every tool's result has.
 func soleText(res *mcp.CallToolResult) (text string, isError, ok bool) {
@@ -133,22 +157,6 @@ func appendJSON(b []byte, v any) []byte {
 		return b
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
-// wireError is a handler's error as jsonrpc2's toWireError puts it on the
-// wire: its own code when it is a JSON-RPC error, 0 otherwise. Toolset's
-// handlers answer every failure as a result and never return one; this
-// keeps the answer the SDK's should that change.
-func wireError(err error) *jsonrpc.Error {
-	if we, ok := err.(*jsonrpc.Error); ok {
-		return we
-	}
-	out := &jsonrpc.Error{Message: err.Error()}
-	var we *jsonrpc.Error
-	if errors.As(err, &we) {
-		out.Code = we.Code
-	}
-	return out
 }
 
 // sdkDebugSet reports whether MCPGODEBUG changes the SDK's behaviour from

@@ -35,13 +35,19 @@ type fixtureArgs struct {
 	Case string `json:"case" arg:"required" desc:"Fixture name."`
 }
 
+type appendedArgs struct {
+	Case  string `json:"case" arg:"required" desc:"Fixture name."`
+	Fused bool   `json:"fused" arg:"required" desc:"Write the text block too."`
+}
+
 type failArgs struct {
 	Code string `json:"code" arg:"required" desc:"Error code."`
 }
 
 // diffTools are the tools the toolset-level differential test calls:
-// results of every shape the text escaping meets, every error code, and
-// one tool outside the anonymous toolset.
+// results of every shape the text escaping meets, written through the
+// result's text or straight from the result, every error code, and one
+// tool outside the anonymous toolset.
 func diffTools() []Tool {
 	anon := middleware.ToolPolicy{Anonymous: true}
 	return []Tool{
@@ -56,6 +62,20 @@ func diffTools() []Tool {
 					return nil, toolerr.New(toolerr.NotFound, "no fixture %q <&>", in.Case)
 				}
 				return json.RawMessage(text), nil
+			}),
+		// The fixtures again as results that write their own JSON (a
+		// document fragment's shape): "fused" ones write their text
+		// block too, which the owned path writes in one pass.
+		Typed(Tool{Name: "appended", Description: "A fixed text, self-encoded.", Policy: anon},
+			func(_ context.Context, in appendedArgs) (any, error) {
+				text, ok := diffFixtures[in.Case]
+				switch {
+				case !ok:
+					return nil, toolerr.New(toolerr.NotFound, "no fixture %q", in.Case)
+				case in.Fused:
+					return quotedText(text), nil
+				}
+				return unfusedText(text), nil
 			}),
 		Typed(Tool{Name: "fail", Description: "Fail with a code.", Policy: anon},
 			func(_ context.Context, in failArgs) (any, error) {
@@ -195,7 +215,9 @@ func diffCorpus() []diffCase {
 		{name: "Mcp-Name", headers: map[string]string{"Mcp-Name": "echo"}, body: echo},
 	}
 	for name := range diffFixtures {
-		cases = append(cases, diffCase{name: "fixture " + name, owned: true, body: rpcCall("20", "fixture", `{"case":"`+name+`"}`)})
+		cases = append(cases, diffCase{name: "fixture " + name, owned: true, body: rpcCall("20", "fixture", `{"case":"`+name+`"}`)},
+			diffCase{name: "fused " + name, owned: true, body: rpcCall("21", "appended", `{"case":"`+name+`","fused":true}`)},
+			diffCase{name: "self-encoded " + name, owned: true, body: rpcCall("22", "appended", `{"case":"`+name+`","fused":false}`)})
 	}
 	for _, code := range toolerr.Codes() {
 		cases = append(cases, diffCase{name: "error " + string(code), owned: true, body: rpcCall(`"e-`+string(code)+`"`, "fail", `{"code":"`+string(code)+`"}`)})
@@ -273,8 +295,8 @@ func do(t *testing.T, req *http.Request) mcpdiff.Answer {
 func TestOwnedPathDifferential(t *testing.T) {
 	owned, sdk := diffServers(t)
 	c := New("diff", "v0", "differential", diffTools()...)
-	guards := &ownedPath{opts: streamableOptions(nil), full: c.handlers(nil, nil),
-		anonymous: c.handlers(func(t Tool) bool { return t.Policy.Anonymous }, nil)}
+	guards := &ownedPath{opts: streamableOptions(nil), full: c.ownedTools(nil, nil),
+		anonymous: c.ownedTools(func(t Tool) bool { return t.Policy.Anonymous }, nil)}
 	for _, dc := range diffCorpus() {
 		t.Run(dc.name, func(t *testing.T) {
 			// ownable reads what a real listener gives it: a loopback

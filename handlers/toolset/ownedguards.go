@@ -20,9 +20,9 @@ import (
 // ownedCall is a stateless tools/call the owned path understands fully:
 // everything the SDK would read from the request before it runs the tool.
 type ownedCall struct {
-	id      []byte // the id as the SDK writes it back
-	params  *mcp.CallToolParamsRaw
-	handler mcp.ToolHandler
+	id     []byte // the id as the SDK writes it back
+	params *mcp.CallToolParamsRaw
+	run    ownedTool
 }
 
 // ownedVersions are the MCP-Protocol-Version values the owned path serves
@@ -159,11 +159,11 @@ func (o *ownedPath) ownable(r *http.Request) (ownedCall, bool) {
 	if middleware.PrincipalFromContext(r.Context()) != nil {
 		tools = o.full
 	}
-	h, ok := tools[name]
+	run, ok := tools[name]
 	if !ok {
 		return ownedCall{}, false
 	}
-	return ownedCall{id: id, params: params, handler: h}, true
+	return ownedCall{id: id, params: params, run: run}, true
 }
 
 // readBody reads the body up to the SDK's limit and puts it back for

@@ -135,59 +135,64 @@ func (c *Toolset) Server(include func(Tool) bool, log *slog.Logger) *mcp.Server 
 	return s
 }
 
-// handlers are the SDK tool handlers of the tools include accepts, by
-// name: the ones Server registers, for the owned path to call.
-func (c *Toolset) handlers(include func(Tool) bool, log *slog.Logger) map[string]mcp.ToolHandler {
-	out := map[string]mcp.ToolHandler{}
-	for _, t := range c.tools {
-		if include == nil || include(t) {
-			out[t.Name] = c.handler(t, log)
-		}
-	}
-	return out
-}
-
 func ptr[T any](v T) *T { return &v }
 
-// handler adapts a Tool to the SDK: it runs the tool, records the outcome
-// for logs and metrics, and renders the one-text-block result. A failure
+// handler adapts a Tool to the SDK: call, with every result rendered.
+func (c *Toolset) handler(t Tool, log *slog.Logger) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, _ := c.call(ctx, t, log, req, false)
+		return res, nil
+	}
+}
+
+// call runs t for one request, records the outcome for logs, metrics and
+// the audit record, and renders the one-text-block result. A failure
 // that is the gateway's (internal_error, unavailable) has its cause logged
 // here, once, with the request id: the caller is only ever shown a
 // generic message.
-func (c *Toolset) handler(t Tool, log *slog.Logger) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx, release := boundToCaller(ctx)
-		defer release()
-		ctx = stdioCall(ctx, t.Name, req)
-		ctx = c.auditStart(ctx)
-		rec := middleware.RecordFromContext(ctx)
-		refuse := func(te *toolerr.Error) (*mcp.CallToolResult, error) {
+//
+// With fuse set (the owned path's tools, ownedTools), a result that
+// writes its own text block (JSONStringAppender) is not rendered: it comes
+// back as fused, res nil, for writeOwned to write straight into the
+// answer, and its text is built only if the audit record asks for it.
+// Every other outcome comes back rendered, as the SDK has it.
+func (c *Toolset) call(ctx context.Context, t Tool, log *slog.Logger, req *mcp.CallToolRequest, fuse bool) (res *mcp.CallToolResult, fused JSONStringAppender) {
+	ctx, release := boundToCaller(ctx)
+	defer release()
+	ctx = stdioCall(ctx, t.Name, req)
+	ctx = c.auditStart(ctx)
+	rec := middleware.RecordFromContext(ctx)
+	refuse := func(te *toolerr.Error) *mcp.CallToolResult {
+		rec.SetOutcome(string(te.Code))
+		logGatewayFault(ctx, log, t.Name, rec, te)
+		if err := c.audited(ctx, t, req, string(te.Code), nil); err != nil {
+			te = toolerr.As(err)
 			rec.SetOutcome(string(te.Code))
-			logGatewayFault(ctx, log, t.Name, rec, te)
-			if err := c.audited(ctx, t, req, string(te.Code), nil); err != nil {
-				te = toolerr.As(err)
-				rec.SetOutcome(string(te.Code))
-			}
-			return ErrorResult(te), nil
 		}
-		out, err := t.Handle(ctx, req.Params.Arguments)
-		if err != nil {
-			return refuse(dependencyFault(toolerr.As(err)))
-		}
-		text, err := resultText(out)
-		if err != nil {
-			return refuse(toolerr.Wrap(err, toolerr.Internal, "result could not be encoded"))
-		}
-		// Recorded before it is answered: with audit.mode required, a
-		// call whose record cannot be queued answers nothing of it.
-		if err := c.audited(ctx, t, req, "ok", &text); err != nil {
-			te := toolerr.As(err)
-			rec.SetOutcome(string(te.Code))
-			return ErrorResult(te), nil
-		}
-		rec.SetOutcome("ok")
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		return ErrorResult(te)
 	}
+	out, err := t.Handle(ctx, req.Params.Arguments)
+	if err != nil {
+		return refuse(dependencyFault(toolerr.As(err))), nil
+	}
+	var a answer
+	if f, ok := out.(JSONStringAppender); ok && fuse {
+		a.fused = f
+	} else if a.text, err = resultText(out); err != nil {
+		return refuse(toolerr.Wrap(err, toolerr.Internal, "result could not be encoded")), nil
+	}
+	// Recorded before it is answered: with audit.mode required, a
+	// call whose record cannot be queued answers nothing of it.
+	if err := c.audited(ctx, t, req, "ok", &a); err != nil {
+		te := toolerr.As(err)
+		rec.SetOutcome(string(te.Code))
+		return ErrorResult(te), nil
+	}
+	rec.SetOutcome("ok")
+	if a.fused != nil {
+		return nil, a.fused
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.text}}}, nil
 }
 
 // dependencyFault answers an internal error whose cause is one of the

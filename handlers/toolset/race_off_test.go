@@ -1,0 +1,5 @@
+//go:build !race
+
+package toolset
+
+const raceEnabled = false
