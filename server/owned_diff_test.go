@@ -109,7 +109,7 @@ func (s *diffStack) seedDocuments(t *testing.T, g *Gateway) {
 		t.Fatal(err)
 	}
 	d := s.docs
-	for i, path := range []string{d.Runtime, d.Readme, d.Odd, d.Empty, d.LinkToFile, d.LinkOutside, d.Submodule,
+	for i, path := range []string{d.Runtime, d.Readme, d.Odd, d.Escapes, d.Empty, d.LinkToFile, d.LinkOutside, d.Submodule,
 		d.NotUTF8, d.MaxSize, d.TooLarge, d.MissingUnicode, d.Dir} {
 		role := store.RoleRuntime
 		if i > 0 {
@@ -259,18 +259,25 @@ func (s *diffStack) call(t *testing.T, url, bearer, body string) []byte {
 // nextCursor is the next_cursor of a tool answer's JSON text.
 func nextCursor(t *testing.T, answer []byte) string {
 	t.Helper()
+	return fragmentOf(t, answer).NextCursor
+}
+
+// fragmentOf reads a tool answer's JSON text as a git_document_get
+// fragment.
+func fragmentOf(t *testing.T, answer []byte) (page struct {
+	Content    string `json:"content"`
+	NextCursor string `json:"next_cursor"`
+}) {
+	t.Helper()
 	var rpc struct {
 		Result struct {
 			Content []struct{ Text string } `json:"content"`
 		} `json:"result"`
 	}
-	var page struct {
-		NextCursor string `json:"next_cursor"`
-	}
 	if json.Unmarshal(answer, &rpc) != nil || len(rpc.Result.Content) != 1 || json.Unmarshal([]byte(rpc.Result.Content[0].Text), &page) != nil {
 		t.Fatalf("not a tool answer: %.300s", answer)
 	}
-	return page.NextCursor
+	return page
 }
 
 func (s *diffStack) do(t *testing.T, c gatewayCase, url string) mcpdiff.Answer {
@@ -305,14 +312,15 @@ func (s *diffStack) do(t *testing.T, c gatewayCase, url string) mcpdiff.Answer {
 // TestOwnedPathMatchesSDK is the owned tools/call path's contract at the
 // whole gateway: every tool's calls (valid ones, refused arguments,
 // upstream failures, non-ASCII and HTML-escapable text, a 1 MiB
-// document) and the middleware's refusals go through the router with the
-// owned path on and with it off, and status, the headers a client reads
-// and the body bytes must be the same. A document cursor carries its
+// document, a fragment of every character JSON escapes, whose text the
+// owned path escapes twice in one pass) and the middleware's refusals go
+// through the router with the owned path on and with it off, and status,
+// the headers a client reads and the body bytes must be the same. A document cursor carries its
 // expiry in whole seconds, so a pair that straddles a second boundary is
 // sent again (only then).
 func TestOwnedPathMatchesSDK(t *testing.T) {
 	s := newDiffStack(t)
-	escaped, nonASCII := false, false
+	escaped, nonASCII, everyEscape := false, false, false
 	for _, c := range s.corpus(t) {
 		t.Run(c.name, func(t *testing.T) {
 			var diff string
@@ -323,6 +331,11 @@ func TestOwnedPathMatchesSDK(t *testing.T) {
 				if diff == "" {
 					escaped = escaped || bytes.Contains(owned.Body, []byte(`\u003c`))
 					nonASCII = nonASCII || bytes.ContainsRune(owned.Body, 'ü')
+					if c.name == "git_document_get "+s.docs.Escapes {
+						// Every escape, twice over, in a fragment that
+						// reads back as the document.
+						everyEscape = fragmentOf(t, owned.Body).Content == githubemu.EscapesDocument
+					}
 					return
 				}
 				if time.Now().Unix() == before {
@@ -332,8 +345,8 @@ func TestOwnedPathMatchesSDK(t *testing.T) {
 			t.Error(diff)
 		})
 	}
-	if !escaped || !nonASCII {
-		t.Errorf("the corpus lacks an answer with HTML-escaped text (%v) or non-ASCII text (%v)", escaped, nonASCII)
+	if !escaped || !nonASCII || !everyEscape {
+		t.Errorf("the corpus lacks an answer with HTML-escaped text (%v), non-ASCII text (%v) or a fragment of every escape (%v)", escaped, nonASCII, everyEscape)
 	}
 }
 

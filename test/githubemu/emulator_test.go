@@ -157,7 +157,7 @@ func TestContentsAnswersLikeGitHub(t *testing.T) {
 	obj := "application/vnd.github.object+json"
 
 	t.Run("file", func(t *testing.T) {
-		for _, p := range []string{d.Runtime, d.Readme, d.Odd, d.Empty, d.NotUTF8, d.MaxSize} {
+		for _, p := range []string{d.Runtime, d.Readme, d.Odd, d.Escapes, d.Empty, d.NotUTF8, d.MaxSize} {
 			resp, o, body := contents(t, e, tok, p, d.Commit, obj)
 			if resp.StatusCode != 200 || o["type"] != "file" || o["path"] != p || o["encoding"] != "base64" {
 				t.Fatalf("%s: %d %.300s", p, resp.StatusCode, body)

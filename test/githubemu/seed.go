@@ -19,6 +19,7 @@ type Docs struct {
 	Runtime        string // a > 64 KiB UTF-8 document mixing 1- to 4-byte characters
 	Readme         string // a small ASCII file
 	Odd            string // a file whose path needs escaping (space, '#', '?', '%', non-ASCII)
+	Escapes        string // UTF-8 text of everything a JSON string escapes (EscapesDocument)
 	Empty          string // an empty file
 	Dir            string // a directory
 	LinkToFile     string // a symlink to Readme (GitHub answers with Readme)
@@ -38,6 +39,7 @@ func (e *Emulator) SeedDocs(owner, repo string, installationID int64) (*Docs, er
 		Runtime:        "docs/CONTINUITY_PROTOCOL.md",
 		Readme:         "README.md",
 		Odd:            "docs/notes on #1?  100% ünïcödé.md",
+		Escapes:        "docs/escapes.md",
 		Empty:          "docs/empty.md",
 		Dir:            "docs",
 		LinkToFile:     "docs/readme-link.md",
@@ -52,6 +54,7 @@ func (e *Emulator) SeedDocs(owner, repo string, installationID int64) (*Docs, er
 		d.Runtime:  MultiByteDocument(200 << 10),
 		d.Readme:   []byte("# Docs fixture\n\nA small ASCII file.\n"),
 		d.Odd:      []byte("Odd path, ordinary UTF-8 text: grüße, 日本.\n"),
+		d.Escapes:  []byte(EscapesDocument),
 		d.Empty:    {},
 		d.NotUTF8:  []byte("caf\xe9 cr\xe8me br\xfbl\xe9e\n"),
 		d.MaxSize:  bytes.Repeat([]byte("0123456789abcdef"), MaxBlobBytes/16),
@@ -78,6 +81,17 @@ func (e *Emulator) SeedDocs(owner, repo string, installationID int64) (*Docs, er
 	e.AddInstallation(installationID, owner+"/"+repo)
 	return d, nil
 }
+
+// EscapesDocument is well-formed UTF-8 holding every kind of character a
+// JSON string escapes, which a fragment's text is escaped for twice on
+// its way into an answer: quotes, backslashes, each named and some
+// numbered control characters, HTML ('<', '>', '&'), U+2028 and U+2029,
+// beside what passes as it is (DEL, multi-byte characters, text that
+// reads like an escape).
+const EscapesDocument = "# \"Quoted\" <b>HTML</b> & C:\\path\\to\\file\n" +
+	"tab\there, cr\r, bs\b, ff\f, nul \x00, soh \x01, us \x1f, del \x7f\n" +
+	"line\u2028separator, paragraph\u2029separator, <script>alert('&amp;')</script>\n" +
+	"grüße — 日本語 — 😀𝄞, \\u0041 is not an escape here, nor \\\"\n"
 
 // MultiByteDocument returns size bytes (or slightly fewer, ending on a
 // character) of UTF-8 text mixing 1-, 2-, 3- and 4-byte characters in a
