@@ -114,6 +114,54 @@ func TestOwnedAnswerBuildsNoText(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation figures under the race detector mean nothing")
 	}
+	// The collector empties the answer pools; it must not run between
+	// the two readings.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for _, a := range []textAuditor{{}, {record: true}, {record: true, askText: true}} {
+		serve, size := ownedTextAnswers(t, a)
+		perCall := func(kind string) uint64 {
+			serve(kind) // fills the pools
+			const calls = 20
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range calls {
+				serve(kind)
+			}
+			runtime.ReadMemStats(&after)
+			return (after.TotalAlloc - before.TotalAlloc) / calls
+		}
+		fused, unfused := perCall("fused"), perCall("unfused")
+		t.Logf("%+v: %d bytes a call fused, %d unfused; the text is %d", a, fused, unfused, size)
+		if built := fused >= uint64(size); built != a.askText || unfused < uint64(size) {
+			t.Errorf("%+v: %d bytes a call fused, %d unfused; want the %d-byte text built only when asked for", a, fused, unfused, size)
+		}
+		if !a.askText && fused > uint64(size)/4 {
+			t.Errorf("%+v: %d bytes a call fused, want under a quarter of the %d-byte text", a, fused, size)
+		}
+	}
+}
+
+// BenchmarkOwnedTextAnswer is the owned path's answer to a tool whose
+// result is 64 KiB of the demo's document, self-encoded: written in one
+// pass from the result (fused), and through its text (unfused).
+func BenchmarkOwnedTextAnswer(b *testing.B) {
+	serve, size := ownedTextAnswers(b, textAuditor{})
+	for _, kind := range []string{"fused", "unfused"} {
+		b.Run(kind, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(kind)
+			}
+		})
+	}
+}
+
+// ownedTextAnswers serves, through the owned path of a toolset audited by
+// a, calls of a tool whose result is 64 KiB of the demo's document as a
+// quotedText (kind "fused") or an unfusedText ("unfused"); size is the
+// text's.
+func ownedTextAnswers(tb testing.TB, a textAuditor) (serve func(kind string), size int) {
 	doc := string(githubemu.MultiByteDocument(64 << 10))
 	tool := Typed(Tool{Name: "fragment", Description: "A fragment.", Policy: middleware.ToolPolicy{Anonymous: true}},
 		func(ctx context.Context, in fixtureArgs) (any, error) {
@@ -122,47 +170,22 @@ func TestOwnedAnswerBuildsNoText(t *testing.T) {
 			}
 			return quotedText(doc), nil
 		})
-	// The collector empties the answer pools; it must not run between
-	// the two readings.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	for _, a := range []textAuditor{{}, {record: true}, {record: true, askText: true}} {
-		c := New("test", "v0", "", tool)
-		if a.record {
-			c.SetAuditor(a)
-		}
-		h := c.HTTPHandler(nil, HTTPOptions{})
-		perCall := func(kind string) uint64 {
-			body := rpcCall("1", "fragment", `{"case":"`+kind+`"}`)
-			serve := func() {
-				req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-				for k, v := range diffHeaders {
-					req.Header.Set(k, v)
-				}
-				w := &discardWriter{header: http.Header{}}
-				h.ServeHTTP(w, req)
-				if w.n < len(doc) {
-					t.Fatalf("%s: an answer of %d bytes", kind, w.n)
-				}
-			}
-			serve() // fills the pools
-			const calls = 20
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			for range calls {
-				serve()
-			}
-			runtime.ReadMemStats(&after)
-			return (after.TotalAlloc - before.TotalAlloc) / calls
-		}
-		fused, unfused := perCall("fused"), perCall("unfused")
-		t.Logf("%+v: %d bytes a call fused, %d unfused; the text is %d", a, fused, unfused, len(doc))
-		if built := fused >= uint64(len(doc)); built != a.askText || unfused < uint64(len(doc)) {
-			t.Errorf("%+v: %d bytes a call fused, %d unfused; want the %d-byte text built only when asked for", a, fused, unfused, len(doc))
-		}
-		if !a.askText && fused > uint64(len(doc))/4 {
-			t.Errorf("%+v: %d bytes a call fused, want under a quarter of the %d-byte text", a, fused, len(doc))
-		}
+	c := New("test", "v0", "", tool)
+	if a.record {
+		c.SetAuditor(a)
 	}
+	h := c.HTTPHandler(nil, HTTPOptions{})
+	return func(kind string) {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(rpcCall("1", "fragment", `{"case":"`+kind+`"}`)))
+		for k, v := range diffHeaders {
+			req.Header.Set(k, v)
+		}
+		w := &discardWriter{header: http.Header{}}
+		h.ServeHTTP(w, req)
+		if w.n < len(doc) {
+			tb.Fatalf("%s: an answer of %d bytes", kind, w.n)
+		}
+	}, len(doc)
 }
 
 // textAuditor records nothing; with askText it asks for each answer's
