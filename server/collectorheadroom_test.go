@@ -7,7 +7,8 @@ import (
 )
 
 // TestBodyHeadroom: the soft memory limit follows twice the body bytes
-// held, in whole steps rounded up, on top of the configured limit; the runtime is
+// held and half a MiB a request in flight (up to the configured limit
+// again), in whole steps rounded up, on top of the configured limit; the runtime is
 // re-tuned only when the step changes; an operator's GOMEMLIMIT and a
 // limit that is off are left alone, and stop restores the configured
 // limit.
@@ -31,6 +32,28 @@ func TestBodyHeadroom(t *testing.T) {
 		h.adjust(context.Background())
 		if !slices.Equal(sets, step.want) {
 			t.Fatalf("holding %d bytes: limits set %v, want %v", step.held, sets, step.want)
+		}
+	}
+
+	// Requests in flight: half a MiB each, in whole steps, up to the
+	// configured limit again, on top of the bodies' room.
+	var inFlight int64
+	h = &bodyHeadroom{limit: limit, buffered: func() int64 { return held }, inFlight: func() int64 { return inFlight },
+		set: func(n int64) int64 { return 0 }, applied: limit}
+	for _, c := range []struct{ held, inFlight, want int64 }{
+		{0, 0, limit},
+		{0, 1, limit + headroomStep},
+		{0, 2, limit + headroomStep},
+		{0, 3, limit + 2*headroomStep},
+		{0, 48, 2 * limit},
+		{0, 10_000, 2 * limit},
+		{headroomStep, 2, limit + 3*headroomStep},
+		{32 << 20, 10_000, limit + 64<<20 + limit},
+	} {
+		held, inFlight = c.held, c.inFlight
+		h.adjust(context.Background())
+		if h.applied != c.want {
+			t.Fatalf("%d body bytes, %d requests: limit %d, want %d", c.held, c.inFlight, h.applied, c.want)
 		}
 	}
 
