@@ -60,11 +60,7 @@ func (h *bodyHeadroom) limitFor(buffered, inFlight int64) int64 {
 // adjust moves the runtime's limit to follow the bytes and requests held
 // now, when they crossed a step.
 func (h *bodyHeadroom) adjust(context.Context) {
-	var inFlight int64
-	if h.inFlight != nil {
-		inFlight = h.inFlight()
-	}
-	if want := h.limitFor(h.buffered(), inFlight); want != h.applied {
+	if want := h.limitFor(h.buffered(), h.inFlight()); want != h.applied {
 		h.set(want)
 		h.applied = want
 	}

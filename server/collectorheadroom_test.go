@@ -16,7 +16,8 @@ func TestBodyHeadroom(t *testing.T) {
 	const limit = 24 << 20
 	var held int64
 	var sets []int64
-	h := &bodyHeadroom{limit: limit, buffered: func() int64 { return held }, set: func(n int64) int64 { sets = append(sets, n); return 0 }, applied: limit}
+	h := &bodyHeadroom{limit: limit, buffered: func() int64 { return held }, inFlight: func() int64 { return 0 },
+		set: func(n int64) int64 { sets = append(sets, n); return 0 }, applied: limit}
 	for _, step := range []struct {
 		held int64
 		want []int64 // the limits set so far
