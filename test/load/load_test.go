@@ -6,11 +6,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
+
+// TestMain lets the test binary stand in for the load program when a run
+// starts the bare proxy, as the program runs itself again for it.
+func TestMain(m *testing.M) {
+	serveBareProxyFromEnv()
+	os.Exit(m.Run())
+}
 
 // TestRunReportsBothPaths runs the load program for a moment: it must
 // build and start the gateway twice (the owned tools/call path on and
@@ -44,6 +52,9 @@ func TestRunReportsBothPaths(t *testing.T) {
 		`\| anonymous \| gateway / gateway \(SDK path\) \| 2 \| [0-9.]+× \| \| [0-9.]+× \| [0-9.]+× \|`,
 		`\| anonymous, upstream \+0\.9 ms \| direct \| 1 \| [0-9.]+ ms \| `,
 		`\| anonymous, upstream \+0\.9 ms \| gateway / direct \| \| [0-9.]+× \| `,
+		`\| anonymous, upstream \+0\.9 ms \| bare proxy \| 2 \| +\| +\| [0-9]+ req/s \| [0-9]+ µs \| [0-9]+ µs \|`,
+		`\| anonymous, upstream \+0\.9 ms \| bare proxy / direct \| \| [0-9.]+× \| `,
+		`\| anonymous \| bare proxy \| 1 \| [0-9.]+ ms \| [0-9.]+ ms \| `,
 		`\| diff page \| direct \| `,
 		`\| diff page \| gateway \| `,
 		`\| diff page \| gateway / direct \| `,
@@ -56,6 +67,10 @@ func TestRunReportsBothPaths(t *testing.T) {
 		if !regexp.MustCompile(row).MatchString(report) {
 			t.Errorf("no row matching %s in:\n%s", row, report)
 		}
+	}
+	// The floor is the anonymous scenarios' only.
+	if strings.Contains(report, "| diff page | bare proxy") || strings.Contains(report, "KiB | bare proxy") {
+		t.Errorf("a bare proxy row outside the anonymous scenarios:\n%s", report)
 	}
 }
 

@@ -3,7 +3,10 @@
 // upstream operation directly and through the gateway in the same run, and
 // prints throughput and p50/p99 latency for each path and their ratio, and
 // the CPU time each call cost the gateway process and this one (load
-// generator plus emulator) during the throughput phase.
+// generator plus emulator) during the throughput phase. The anonymous
+// scenarios also go through a bare reverse proxy in a process of its own
+// (bareproxy.go): the floor one more HTTP hop sets on this machine, its
+// own CPU in the gateway column of its row.
 //
 //	go run ./test/load                       # defaults: 3 s per phase, 8 workers
 //	go run ./test/load -duration 10s -concurrency 16 -latency-requests 3000
@@ -45,6 +48,7 @@ import (
 )
 
 func main() {
+	serveBareProxyFromEnv()
 	duration := flag.Duration("duration", 3*time.Second, "length of each throughput phase")
 	concurrency := flag.String("concurrency", "8", "workers in the throughput phase; a comma-separated list measures each")
 	paths := flag.String("paths", "owned,sdk", "gateway paths to measure: owned (mcp.owned_tool_calls on), sdk (off), audit (owned, with audit.mode best_effort recording anonymous reads too), github-mcp-server (GitHub's MCP server, -github-mcp-server; anonymous only); two side by side")
@@ -88,6 +92,9 @@ type target struct {
 type scenario struct {
 	name            string
 	direct, gateway target
+	// floor marks a scenario whose direct call is also sent through the
+	// bare proxy (bareproxy.go).
+	floor bool
 	// setup and teardown, when set, run before and after the scenario.
 	setup, teardown func()
 }
@@ -204,6 +211,15 @@ func run(out io.Writer, o options) error {
 	if len(gws) == 0 {
 		return fmt.Errorf("no gateway path to measure")
 	}
+	var floor *gatewayPath
+	if slices.ContainsFunc(sets[0], func(s scenario) bool { return s.floor && o.wants(s.name) }) {
+		proxy, stop, err := startBareProxy(emu.URL())
+		if err != nil {
+			return err
+		}
+		defer stop()
+		floor = &proxy
+	}
 
 	most := slices.Max(o.concurrency)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: most * 2, MaxIdleConns: most * 4 * len(gws), DisableCompression: true}}
@@ -220,7 +236,7 @@ func run(out io.Writer, o options) error {
 			paths[j] = sets[j][i].gateway
 			paths[j].name = gws[j].name
 		}
-		if err := runScenario(out, client, s, paths, gws, o); err != nil {
+		if err := runScenario(out, client, s, floor, paths, gws, o); err != nil {
 			return err
 		}
 	}
@@ -309,18 +325,29 @@ func roundsNote(rounds int) string {
 // CPU is read.
 const settle = 500 * time.Millisecond
 
-// runScenario measures the direct path and each gateway path of one
-// scenario: latency (sequential), then throughput and CPU per call at
-// each worker count; it prints their rows, each gateway path's ratio to
-// the direct one, and, with two paths, the owned path's to the SDK's.
-func runScenario(out io.Writer, client *http.Client, s scenario, gateways []target, procs []gatewayPath, o options) error {
+// runScenario measures the direct path, the bare proxy (given floor, for
+// a scenario that has one) and each gateway path of one scenario: latency
+// (sequential), then throughput and CPU per call at each worker count; it
+// prints their rows, each one's ratio to the direct path, and, with two
+// gateway paths, the first's to the second's.
+func runScenario(out io.Writer, client *http.Client, s scenario, floor *gatewayPath, gateways []target, procs []gatewayPath, o options) error {
 	if s.setup != nil {
 		s.setup()
 	}
 	if s.teardown != nil {
 		defer s.teardown()
 	}
-	targets := append([]target{s.direct}, gateways...)
+	// pids[i] is the process serving targets[i]; the direct path's is the
+	// first gateway, whose CPU while idle its column shows.
+	targets, pids := []target{s.direct}, []int{procs[0].pid}
+	if floor != nil && s.floor {
+		targets, pids = append(targets, through(s.direct, floor.url, floor.name)), append(pids, floor.pid)
+	}
+	first := len(targets) // the first gateway path's index
+	targets = append(targets, gateways...)
+	for _, p := range procs {
+		pids = append(pids, p.pid)
+	}
 	type measured struct {
 		p50, p99 time.Duration
 		rps, cpu []float64 // by worker count
@@ -342,7 +369,7 @@ func runScenario(out io.Writer, client *http.Client, s scenario, gateways []targ
 	for k, workers := range o.concurrency {
 		gw0 := make([]time.Duration, len(targets)) // a gateway's CPU before the sequence
 		for i := 1; i < len(targets); i++ {
-			gw0[i] = gatewaytest.ProcessCPU(procs[i-1].pid)
+			gw0[i] = gatewaytest.ProcessCPU(pids[i])
 		}
 		calls, elapsed := make([]int64, len(targets)), make([]time.Duration, len(targets))
 		self, direct := make([]time.Duration, len(targets)), time.Duration(0)
@@ -350,7 +377,7 @@ func runScenario(out io.Writer, client *http.Client, s scenario, gateways []targ
 			for i, t := range targets {
 				self0, idle0 := selfCPU(), time.Duration(0)
 				if i == 0 {
-					idle0 = gatewaytest.ProcessCPU(procs[0].pid)
+					idle0 = gatewaytest.ProcessCPU(pids[0])
 				}
 				n, d, err := throughput(client, t, workers, o.duration, o.maxN, o.rate)
 				if err != nil {
@@ -358,7 +385,7 @@ func runScenario(out io.Writer, client *http.Client, s scenario, gateways []targ
 				}
 				calls[i], elapsed[i], self[i] = calls[i]+n, elapsed[i]+d, self[i]+selfCPU()-self0
 				if i == 0 {
-					direct += gatewaytest.ProcessCPU(procs[0].pid) - idle0
+					direct += gatewaytest.ProcessCPU(pids[0]) - idle0
 				}
 			}
 		}
@@ -366,7 +393,7 @@ func runScenario(out io.Writer, client *http.Client, s scenario, gateways []targ
 		for i, t := range targets {
 			gwCPU := direct
 			if i > 0 {
-				gwCPU = gatewaytest.ProcessCPU(procs[i-1].pid) - gw0[i]
+				gwCPU = gatewaytest.ProcessCPU(pids[i]) - gw0[i]
 			}
 			rps := float64(calls[i]) / elapsed[i].Seconds()
 			res[i].rps, res[i].cpu = append(res[i].rps, rps), append(res[i].cpu, float64(gwCPU)/float64(max(calls[i], 1)))
@@ -381,10 +408,10 @@ func runScenario(out io.Writer, client *http.Client, s scenario, gateways []targ
 		fmt.Fprintf(out, "| %s | %s / direct | | %.2f× | +%s | %.2f× | | |\n", s.name, targets[i].name,
 			float64(res[i].p50)/float64(res[0].p50), ms(res[i].p99-res[0].p99), res[i].rps[0]/res[0].rps[0])
 	}
-	if len(targets) == 3 {
+	if a, b := first, first+1; len(gateways) == 2 {
 		for k, workers := range o.concurrency {
-			fmt.Fprintf(out, "| %s | %s / %s | %d | %.2f× | | %.2f× | %.2f× | |\n", s.name, targets[1].name, targets[2].name, workers,
-				float64(res[1].p50)/float64(res[2].p50), res[1].rps[k]/res[2].rps[k], res[1].cpu[k]/res[2].cpu[k])
+			fmt.Fprintf(out, "| %s | %s / %s | %d | %.2f× | | %.2f× | %.2f× | |\n", s.name, targets[a].name, targets[b].name, workers,
+				float64(res[a].p50)/float64(res[b].p50), res[a].rps[k]/res[b].rps[k], res[a].cpu[k]/res[b].cpu[k])
 		}
 	}
 	return nil

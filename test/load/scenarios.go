@@ -17,7 +17,7 @@ func scenarios(emu *forgejoemu.Emulator, d *forgejoemu.Demo, gw string, upstream
 	repoPath := "/api/v1/repos/" + d.Owner + "/" + d.PublicRepo
 	anonymous := func(name string) scenario {
 		return scenario{
-			name: name,
+			name: name, floor: true,
 			direct: target{name: "direct", ok: func(b []byte) bool { return bytes.Contains(b, []byte(`"full_name"`)) },
 				req: func() *http.Request {
 					r, _ := http.NewRequest(http.MethodGet, emu.URL()+repoPath, nil)
