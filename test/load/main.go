@@ -222,7 +222,9 @@ func run(out io.Writer, o options) error {
 	}
 
 	most := slices.Max(o.concurrency)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: most * 2, MaxIdleConns: most * 4 * len(gws), DisableCompression: true}}
+	// Room to keep every worker's connection to each server: the
+	// emulator, the bare proxy and each gateway path.
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: most * 2, MaxIdleConns: most * 2 * (len(gws) + 2), DisableCompression: true}}
 	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %s workers for %s each (cap %d%s)%s; gateway environment: %s\n\n",
 		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), o.latencyN, joinInts(o.concurrency), o.duration, o.maxN, rateNote(o.rate), roundsNote(o.rounds), orDefault(strings.Join(o.gatewayEnv, " ")))
 	fmt.Fprintln(out, "| scenario | path | clients | p50 | p99 | throughput | gateway CPU per call | load + emulator CPU per call |")
