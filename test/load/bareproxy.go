@@ -49,11 +49,9 @@ func serveBareProxyFromEnv() {
 }
 
 // serveBareProxy listens on a loopback port, writes its URL as one line to
-// announce, and forwards every request to origin with
-// httputil.ReverseProxy: kept-alive connections, pooled copy buffers, no
-// compression, as the gateway's own transport has.
+// announce, and serves newBareProxy(origin) there.
 func serveBareProxy(origin string, announce io.Writer) error {
-	to, err := url.Parse(origin)
+	proxy, err := newBareProxy(origin)
 	if err != nil {
 		return err
 	}
@@ -61,14 +59,27 @@ func serveBareProxy(origin string, announce io.Writer) error {
 	if err != nil {
 		return err
 	}
-	proxy := &httputil.ReverseProxy{
-		Rewrite:    func(r *httputil.ProxyRequest) { r.SetURL(to) },
-		Transport:  &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, DisableCompression: true},
-		BufferPool: &copyBuffers{},
-	}
 	fmt.Fprintf(announce, "http://%s\n", ln.Addr())
 	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
 	return srv.Serve(ln)
+}
+
+// newBareProxy forwards every request to origin with
+// httputil.ReverseProxy: kept-alive connections, pooled copy buffers, no
+// compression, as the gateway's own transport has.
+func newBareProxy(origin string) (http.Handler, error) {
+	to, err := url.Parse(origin)
+	if err != nil {
+		return nil, err
+	}
+	if to.Scheme != "http" || to.Host == "" {
+		return nil, fmt.Errorf("the bare proxy's origin %q is not an http origin", origin)
+	}
+	return &httputil.ReverseProxy{
+		Rewrite:    func(r *httputil.ProxyRequest) { r.SetURL(to) },
+		Transport:  &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, DisableCompression: true},
+		BufferPool: &copyBuffers{},
+	}, nil
 }
 
 // copyBuffers is the proxy's httputil.BufferPool: without one it

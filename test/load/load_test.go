@@ -74,6 +74,45 @@ func TestRunReportsBothPaths(t *testing.T) {
 	}
 }
 
+// TestBareProxy: the floor's proxy sends a request, its path, query,
+// headers and body to the origin as it came, answers with the origin's
+// status, headers and body, and refuses an origin that is not http.
+func TestBareProxy(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Seen", r.Method+" "+r.Host+" "+r.URL.RequestURI()+" "+r.Header.Get("Accept")+" "+string(body))
+		w.WriteHeader(http.StatusTeapot)
+		w.Write(bytes.Repeat([]byte("x"), 100<<10)) // more than one copy buffer
+	}))
+	defer origin.Close()
+	h, err := newBareProxy(origin.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(h)
+	defer proxy.Close()
+	direct := target{name: "direct", req: func() *http.Request {
+		r, _ := http.NewRequest(http.MethodPost, origin.URL+"/api/v1/repos/o/r?page=2", strings.NewReader("hello"))
+		r.Header.Set("Accept", "application/json")
+		return r
+	}}
+	resp, err := http.DefaultClient.Do(through(direct, proxy.URL, bareProxyName).req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := "POST " + strings.TrimPrefix(origin.URL, "http://") + " /api/v1/repos/o/r?page=2 application/json hello"
+	if resp.StatusCode != http.StatusTeapot || resp.Header.Get("X-Seen") != want || len(body) != 100<<10 {
+		t.Fatalf("status %d, X-Seen %q (want %q), %d body bytes", resp.StatusCode, resp.Header.Get("X-Seen"), want, len(body))
+	}
+	for _, bad := range []string{"", "https://127.0.0.1:1", "127.0.0.1:1", "http://"} {
+		if _, err := newBareProxy(bad); err == nil {
+			t.Errorf("origin %q accepted", bad)
+		}
+	}
+}
+
 // TestRunAuditRounds runs the audit comparison for a moment: the audit
 // path and the plain one take turns over two rounds, the audit gateway
 // records every anonymous call (the run fails if it wrote none or dropped
