@@ -410,7 +410,8 @@ func runScenario(out io.Writer, client *http.Client, s scenario, floor *gatewayP
 		fmt.Fprintf(out, "| %s | %s / direct | | %.2f× | +%s | %.2f× | | |\n", s.name, targets[i].name,
 			float64(res[i].p50)/float64(res[0].p50), ms(res[i].p99-res[0].p99), res[i].rps[0]/res[0].rps[0])
 	}
-	if a, b := first, first+1; len(gateways) == 2 {
+	if len(gateways) == 2 {
+		a, b := first, first+1
 		for k, workers := range o.concurrency {
 			fmt.Fprintf(out, "| %s | %s / %s | %d | %.2f× | | %.2f× | %.2f× | |\n", s.name, targets[a].name, targets[b].name, workers,
 				float64(res[a].p50)/float64(res[b].p50), res[a].rps[k]/res[b].rps[k], res[a].cpu[k]/res[b].cpu[k])
