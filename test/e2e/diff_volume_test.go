@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDiffVerifiedBytesBudget: with
@@ -23,6 +24,14 @@ func TestDiffVerifiedBytesBudget(t *testing.T) {
 	}
 	args := map[string]any{"owner": d.Owner, "repo": d.PublicRepo, "index": d.OpenPull}
 	s, _ := measuredSession(t, st.gw.URL+"/mcp/forgejo", d.ReaderToken)
+	// The gateway's windows are calendar minutes (VerifiedVolume): calls
+	// that crossed into the next one would start a fresh budget, so they
+	// start with at least minuteLeft of this minute to go.
+	const minuteLeft = 30 * time.Second
+	if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < minuteLeft {
+		time.Sleep(left)
+	}
+	minute := time.Now().Truncate(time.Minute)
 	pulled := 0
 	for pulled < budget {
 		if p, out := callDiff(t, s, args); p == nil {
@@ -32,6 +41,9 @@ func TestDiffVerifiedBytesBudget(t *testing.T) {
 	}
 	before := diffReads(st)
 	p, out := callDiff(t, s, args)
+	if now := time.Now().Truncate(time.Minute); !now.Equal(minute) {
+		t.Fatalf("the calls took from minute %s into %s, over %s: the budget was renewed between them", minute.Format("15:04"), now.Format("15:04"), minuteLeft)
+	}
 	wantDiffError(t, p, out, "rate_limited")
 	e := out["error"].(map[string]any)
 	if e["retry_after_seconds"] == nil || !strings.Contains(e["message"].(string), "ratelimit.verified_bytes_per_minute") {
