@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -71,23 +70,12 @@ func startUpstreams(dir string) (u *upstreams, err error) {
 			u.close()
 		}
 	}()
-	line := make(chan error, 1)
-	go func() {
-		defer stdoutR.Close()
-		b, err := bufio.NewReader(io.LimitReader(stdoutR, 1<<20)).ReadBytes('\n')
-		if err == nil {
-			err = json.Unmarshal(b, &u.upstreamsReady)
-		}
-		line <- err
-		_, _ = io.Copy(io.Discard, stdoutR) // nothing more is written; never block the process on it
-	}()
-	select {
-	case err := <-line:
-		if err != nil {
-			return nil, fmt.Errorf("the upstreams process's ready line (its errors are on stderr above): %w", err)
-		}
-	case <-time.After(2 * time.Minute):
-		return nil, fmt.Errorf("the upstreams process was not ready within 2 minutes (its errors are on stderr above)")
+	line, err := gatewaytest.ReadyLine(stdoutR, 1<<20, 2*time.Minute)
+	if err == nil {
+		err = json.Unmarshal(line, &u.upstreamsReady)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the upstreams process's ready line (its errors are on stderr above): %w", err)
 	}
 	return u, nil
 }

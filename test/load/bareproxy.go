@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -113,12 +112,12 @@ func startBareProxy(origin string) (gatewayPath, func(), error) {
 		return gatewayPath{}, nil, fmt.Errorf("start the bare proxy: %w", err)
 	}
 	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
-	line, err := bufio.NewReader(io.LimitReader(stdout, 256)).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
+	line, err := gatewaytest.ReadyLine(stdout, 256, time.Minute)
+	if err != nil || !strings.HasPrefix(string(line), "http://127.0.0.1:") {
 		stop()
 		return gatewayPath{}, nil, fmt.Errorf("the bare proxy did not announce its address: %q, %v", line, err)
 	}
-	return gatewayPath{name: bareProxyName, url: strings.TrimSpace(line), pid: cmd.Process.Pid}, stop, nil
+	return gatewayPath{name: bareProxyName, url: string(line), pid: cmd.Process.Pid}, stop, nil
 }
 
 // through is t sent to the proxy at proxyURL instead of its own origin.
