@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -215,5 +217,46 @@ func TestThroughputPaced(t *testing.T) {
 	}
 	if free <= 2*n {
 		t.Errorf("unpaced: %d calls, paced %d: pacing did not bind", free, n)
+	}
+}
+
+// TestLatenciesTakeTurns pins the latency phase's rounds: each target's n
+// calls are split into blocks taken in turns, each block after its own
+// warm-up, and every measured call is one sample.
+func TestLatenciesTakeTurns(t *testing.T) {
+	var mu sync.Mutex
+	var order strings.Builder
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		order.WriteString(strings.TrimPrefix(r.URL.Path, "/"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	named := func(name string) target {
+		return target{name: name, ok: func([]byte) bool { return true }, req: func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, srv.URL+"/"+name, nil)
+			return r
+		}}
+	}
+	lats, err := latencies(srv.Client(), []target{named("a"), named("b")}, 7, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, lat := range lats {
+		if len(lat) != 7 || !slices.IsSorted(lat) {
+			t.Errorf("target %d: %d samples, sorted %v; want 7, sorted", i, len(lat), slices.IsSorted(lat))
+		}
+	}
+	// Blocks of 3, 2 and 2 calls, each after one warm-up call.
+	if got, want := order.String(), "aaaabbbbaaabbbaaabbb"; got != want {
+		t.Errorf("calls in the order %s, want %s", got, want)
+	}
+	// One round is the back-to-back phase of before.
+	order.Reset()
+	if _, err := latencies(srv.Client(), []target{named("a"), named("b")}, 2, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := order.String(), "aaabbb"; got != want {
+		t.Errorf("one round: calls in the order %s, want %s", got, want)
 	}
 }

@@ -52,7 +52,7 @@ func main() {
 	duration := flag.Duration("duration", 3*time.Second, "length of each throughput phase")
 	concurrency := flag.String("concurrency", "8", "workers in the throughput phase; a comma-separated list measures each")
 	paths := flag.String("paths", "owned,sdk", "gateway paths to measure: owned (mcp.owned_tool_calls on), sdk (off), audit (owned, with audit.mode best_effort recording anonymous reads too), github-mcp-server (GitHub's MCP server, -github-mcp-server; anonymous only); two side by side")
-	rounds := flag.Int("rounds", 1, "throughput phases per path and worker count, the paths taking turns, so a drift in the machine's speed falls on both")
+	rounds := flag.Int("rounds", 1, "blocks of the latency phase, and throughput phases per path and worker count, the paths taking turns, so a drift in the machine's speed falls on both")
 	latencyRequests := flag.Int("latency-requests", 2000, "sequential requests in the latency phase")
 	maxRequests := flag.Int("max-requests", 200000, "cap on requests per throughput phase")
 	scenarios := flag.String("scenarios", "anonymous,diff page", `comma-separated scenarios to run: anonymous, diff page, documents (every "document …" one) or one "document …" by name`)
@@ -107,7 +107,7 @@ type options struct {
 	paths          []string // "owned", "sdk", "audit", "github-mcp-server"
 	ghmcpBin       string   // the github-mcp-server path's binary
 	rate           float64  // calls a second a throughput phase sends at most (0: no pacing)
-	rounds         int      // throughput phases per path and worker count, taken in turns
+	rounds         int      // latency blocks, and throughput phases per path and worker count, taken in turns
 	warmN          int      // requests sent on each path before it is measured
 	names          []string
 	gatewayEnv     []string
@@ -319,7 +319,7 @@ func roundsNote(rounds int) string {
 	if rounds == 1 {
 		return ""
 	}
-	return fmt.Sprintf(", %d rounds a path in turns", rounds)
+	return fmt.Sprintf(", %d rounds a path in turns for latency and throughput", rounds)
 }
 
 // settle is how long a throughput phase's gateways are left to finish
@@ -355,12 +355,11 @@ func runScenario(out io.Writer, client *http.Client, s scenario, floor *gatewayP
 		rps, cpu []float64 // by worker count
 	}
 	res := make([]measured, len(targets))
-	for i, t := range targets {
-		warm(client, t, o.warmN)
-		lat, err := latency(client, t, o.latencyN)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", s.name, t.name, err)
-		}
+	lats, err := latencies(client, targets, o.latencyN, o.rounds, o.warmN)
+	if err != nil {
+		return fmt.Errorf("%s %w", s.name, err)
+	}
+	for i, lat := range lats {
 		res[i].p50, res[i].p99 = lat.p(0.50), lat.p(0.99)
 	}
 	// Each worker count's throughput phases: every target in turn, for
@@ -538,6 +537,32 @@ func (s samples) p(q float64) time.Duration {
 		return 0
 	}
 	return s[int(q*float64(len(s)-1))]
+}
+
+// latencies measures n sequential calls to each target, in rounds blocks
+// taken in turns, each after its own warm-up of warmN calls: a drift in the
+// machine's speed during the phase then falls on every path, as in the
+// throughput phases. With one round each target's calls run back to back.
+func latencies(c *http.Client, targets []target, n, rounds, warmN int) ([]samples, error) {
+	out := make([]samples, len(targets))
+	for r := range rounds {
+		block := n / rounds
+		if r < n%rounds {
+			block++
+		}
+		for i, t := range targets {
+			warm(c, t, warmN)
+			lat, err := latency(c, t, block)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.name, err)
+			}
+			out[i] = append(out[i], lat...)
+		}
+	}
+	for _, lat := range out {
+		slices.Sort(lat)
+	}
+	return out, nil
 }
 
 func latency(c *http.Client, t target, n int) (samples, error) {
