@@ -232,6 +232,12 @@ func TestLatenciesTakeTurns(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
+	// The handler writes order on the server's goroutines.
+	calls := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return order.String()
+	}
 	named := func(name string) target {
 		return target{name: name, ok: func([]byte) bool { return true }, req: func() *http.Request {
 			r, _ := http.NewRequest(http.MethodGet, srv.URL+"/"+name, nil)
@@ -248,15 +254,17 @@ func TestLatenciesTakeTurns(t *testing.T) {
 		}
 	}
 	// Blocks of 3, 2 and 2 calls, each after one warm-up call.
-	if got, want := order.String(), "aaaabbbbaaabbbaaabbb"; got != want {
+	if got, want := calls(), "aaaabbbbaaabbbaaabbb"; got != want {
 		t.Errorf("calls in the order %s, want %s", got, want)
 	}
 	// One round is the back-to-back phase of before.
+	mu.Lock()
 	order.Reset()
+	mu.Unlock()
 	if _, err := latencies(srv.Client(), []target{named("a"), named("b")}, 2, 1, 1); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := order.String(), "aaabbb"; got != want {
+	if got, want := calls(), "aaabbb"; got != want {
 		t.Errorf("one round: calls in the order %s, want %s", got, want)
 	}
 }
