@@ -94,8 +94,9 @@ func (b *copyBuffers) Get() []byte {
 
 func (b *copyBuffers) Put(buf []byte) { b.pool.Put(&buf) }
 
-// startBareProxy runs this program again as the bare proxy to origin.
-func startBareProxy(origin string) (gatewayPath, func(), error) {
+// startBareProxy runs this program again as the bare proxy to origin, on
+// the servers' CPUs with a placement.
+func startBareProxy(origin string, place *placement) (gatewayPath, func(), error) {
 	self, err := os.Executable()
 	if err != nil {
 		return gatewayPath{}, nil, err
@@ -108,7 +109,7 @@ func startBareProxy(origin string) (gatewayPath, func(), error) {
 	if err != nil {
 		return gatewayPath{}, nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := place.start(cmd); err != nil {
 		return gatewayPath{}, nil, fmt.Errorf("start the bare proxy: %w", err)
 	}
 	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }

@@ -97,7 +97,7 @@ func (f *fakeGitHub) check() error {
 // startGitHubMCPServer runs bin's http command on a free loopback port
 // against the fake, with the repos toolset read-only; its log (a few INFO
 // lines a call, its default) is discarded.
-func startGitHubMCPServer(bin string, fake *fakeGitHub) (gatewayPath, func(), error) {
+func startGitHubMCPServer(bin string, fake *fakeGitHub, place *placement) (gatewayPath, func(), error) {
 	addr, err := gatewaytest.FreeLoopbackAddr()
 	if err != nil {
 		return gatewayPath{}, nil, err
@@ -107,7 +107,7 @@ func startGitHubMCPServer(bin string, fake *fakeGitHub) (gatewayPath, func(), er
 	gatewaytest.TiedToParent(cmd)
 	cmd.Env = gatewaytest.CleanEnv()
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
+	if err := place.start(cmd); err != nil {
 		return gatewayPath{}, nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }

@@ -16,6 +16,7 @@
 //	go run ./test/load -scenarios anonymous -concurrency 1,8,64 -paths owned,sdk
 //	go run ./test/load -scenarios anonymous -paths owned,github-mcp-server -github-mcp-server /tmp/github-mcp-server
 //	go run ./test/load -scenarios anonymous -paths audit,owned -rounds 8 -rate 3500   # equal work on both paths
+//	go run ./test/load -scenarios anonymous -upstream-delay 0.9ms -concurrency 1,8,64 -server-cpus 1   # servers on CPU 1, the load on the rest
 //
 // With -paths owned,sdk (the default) two gateway processes serve the same
 // store: one with the owned tools/call path (mcp.owned_tool_calls, the
@@ -58,6 +59,7 @@ func main() {
 	upstreamDelay := flag.Duration("upstream-delay", 0, "also run the anonymous call against an emulator taking this long per answer (a real forge: 0.9ms)")
 	rate := flag.Float64("rate", 0, "calls a second each throughput phase sends at most, shared by its workers (0: as fast as they can); the same rate for every path compares CPU per call at equal work")
 	ghmcpBin := flag.String("github-mcp-server", "", "a github-mcp-server binary built from its source, for the github-mcp-server path (ghmcp.go)")
+	serverCPUs := flag.String("server-cpus", "", "CPUs (e.g. 1, or 2-3) for the measured servers (each gateway path, the bare proxy, github-mcp-server), the rest of this process's for the load generator and emulators (cpus.go); empty: every process on every CPU")
 	var gatewayEnv gatewaytest.EnvList
 	flag.Var(&gatewayEnv, "gateway-env", "KEY=VALUE added to the gateway's environment only (repeatable), e.g. GOGC=400")
 	flag.Parse()
@@ -70,7 +72,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "load: -rounds must be at least 1")
 		os.Exit(2)
 	}
-	o := options{duration: *duration, concurrency: levels, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200, rounds: *rounds,
+	allowed, err := allowedCPUs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load: read this process's CPUs:", err)
+		os.Exit(1)
+	}
+	place, err := parsePlacement(*serverCPUs, allowed)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load: -server-cpus:", err)
+		os.Exit(2)
+	}
+	o := options{place: place, duration: *duration, concurrency: levels, latencyN: *latencyRequests, maxN: *maxRequests, warmN: 200, rounds: *rounds,
 		names: strings.Split(*scenarios, ","), gatewayEnv: gatewayEnv, upstreamDelay: *upstreamDelay, paths: strings.Split(*paths, ","), ghmcpBin: *ghmcpBin, rate: *rate}
 	if err := run(os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
@@ -111,6 +123,7 @@ type options struct {
 	names          []string
 	gatewayEnv     []string
 	upstreamDelay  time.Duration
+	place          *placement // -server-cpus; nil: every process on every CPU
 }
 
 // wants reports whether the run includes a scenario: "documents" selects
@@ -129,6 +142,12 @@ func run(out io.Writer, o options) error {
 		if o.upstreamDelay > 0 || slices.ContainsFunc(o.names, func(n string) bool { return strings.TrimSpace(n) != "anonymous" }) {
 			return fmt.Errorf("the %s path runs the anonymous scenario only, without -upstream-delay", ghmcpPath)
 		}
+	}
+	if o.place != nil {
+		if err := o.place.pin(); err != nil {
+			return err
+		}
+		defer func() { _ = o.place.unpin() }()
 	}
 	tmp, err := os.MkdirTemp("", "agent-gateway-load-")
 	if err != nil {
@@ -173,7 +192,7 @@ func run(out io.Writer, o options) error {
 				return err
 			}
 			defer fake.srv.Close()
-			gp, stop, err := startGitHubMCPServer(o.ghmcpBin, fake)
+			gp, stop, err := startGitHubMCPServer(o.ghmcpBin, fake, o.place)
 			if err != nil {
 				return err
 			}
@@ -193,7 +212,7 @@ func run(out io.Writer, o options) error {
 			return fmt.Errorf("unknown path %q (owned, sdk or audit)", p)
 		}
 		var stop func()
-		if gp.url, gp.pid, stop, err = startGateway(bin, slices.Concat(env, gp.env, o.gatewayEnv)); err != nil {
+		if gp.url, gp.pid, stop, err = startGateway(bin, slices.Concat(env, gp.env, o.gatewayEnv), o.place); err != nil {
 			return err
 		}
 		defer stop()
@@ -212,7 +231,7 @@ func run(out io.Writer, o options) error {
 	}
 	var floor *gatewayPath
 	if slices.ContainsFunc(sets[0], func(s scenario) bool { return s.floor && o.wants(s.name) }) {
-		proxy, stop, err := startBareProxy(emu.URL())
+		proxy, stop, err := startBareProxy(emu.URL(), o.place)
 		if err != nil {
 			return err
 		}
@@ -224,8 +243,8 @@ func run(out io.Writer, o options) error {
 	// Room to keep every worker's connection to each server: the
 	// emulator, the bare proxy and each gateway path.
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: most * 2, MaxIdleConns: most * 2 * (len(gws) + 2), DisableCompression: true}}
-	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %s workers for %s each (cap %d%s)%s; gateway environment: %s\n\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), o.latencyN, joinInts(o.concurrency), o.duration, o.maxN, rateNote(o.rate), roundsNote(o.rounds), orDefault(strings.Join(o.gatewayEnv, " ")))
+	fmt.Fprintf(out, "# agent-gateway load run\n\n%s, GOMAXPROCS=%d, %d CPUs; latency: %d sequential requests; throughput: %s workers for %s each (cap %d%s)%s; gateway environment: %s%s\n\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), o.latencyN, joinInts(o.concurrency), o.duration, o.maxN, rateNote(o.rate), roundsNote(o.rounds), orDefault(strings.Join(o.gatewayEnv, " ")), o.place.note())
 	fmt.Fprintln(out, "| scenario | path | clients | p50 | p99 | throughput | gateway CPU per call | load + emulator CPU per call |")
 	fmt.Fprintln(out, "| --- | --- | --- | --- | --- | --- | --- | --- |")
 	for i, s := range sets[0] {
@@ -478,8 +497,9 @@ func gatewayBaseEnv(tmp, forgejoURL string) []string {
 	)
 }
 
-// startGateway runs the binary on a free loopback port.
-func startGateway(bin string, env []string) (string, int, func(), error) {
+// startGateway runs the binary on a free loopback port, on the servers'
+// CPUs with a placement.
+func startGateway(bin string, env []string, place *placement) (string, int, func(), error) {
 	addr, err := gatewaytest.FreeLoopbackAddr()
 	if err != nil {
 		return "", 0, nil, err
@@ -488,7 +508,7 @@ func startGateway(bin string, env []string) (string, int, func(), error) {
 	gatewaytest.TiedToParent(cmd)
 	cmd.Env = append(env, "AGENT_GATEWAY_LISTEN="+addr)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	if err := cmd.Start(); err != nil {
+	if err := place.start(cmd); err != nil {
 		return "", 0, nil, err
 	}
 	stop := func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }
