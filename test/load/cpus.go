@@ -169,7 +169,12 @@ func (p *placement) start(cmd *exec.Cmd) error {
 	if startErr != nil {
 		return startErr
 	}
-	return p.check(cmd.Process.Pid)
+	if err := p.check(cmd.Process.Pid); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return err
+	}
+	return nil
 }
 
 // check confirms that pid runs on the servers' CPUs: a figure taken with

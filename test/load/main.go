@@ -143,12 +143,6 @@ func run(out io.Writer, o options) error {
 			return fmt.Errorf("the %s path runs the anonymous scenario only, without -upstream-delay", ghmcpPath)
 		}
 	}
-	if o.place != nil {
-		if err := o.place.pin(); err != nil {
-			return err
-		}
-		defer func() { _ = o.place.unpin() }()
-	}
 	tmp, err := os.MkdirTemp("", "agent-gateway-load-")
 	if err != nil {
 		return err
@@ -178,6 +172,14 @@ func run(out io.Writer, o options) error {
 		if err := docs.seed(bin, env); err != nil {
 			return err
 		}
+	}
+	// After the build and the seeding, which take every CPU: the
+	// emulators, already running, move with this process's threads.
+	if o.place != nil {
+		if err := o.place.pin(); err != nil {
+			return err
+		}
+		defer func() { _ = o.place.unpin() }()
 	}
 	// One gateway process per path, over the same store; each path's
 	// scenarios are the same calls made to its process.
